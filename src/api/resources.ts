@@ -1,0 +1,261 @@
+// The custom resources: spec and status of Application, Scope, Service and
+// ServiceSpecification, and the table of kinds the CRD generator and the clients share.
+import { z } from 'zod';
+import {
+  CommonStatus,
+  ConcreteNrnString,
+  FreeObject,
+  IntegerId,
+  LocalObjectReference,
+  MessageItem,
+  NrnString,
+  ScopeStatus,
+  ServiceStatus,
+  ServiceType,
+  Slug,
+  StringMap,
+  Uuid,
+} from './common.js';
+import { CreateScopeRequest, ScopeExtras } from './scope.js';
+import { Selectors } from './service.js';
+
+export const GROUP = 'platform.nrn.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const CATEGORY = 'nrn';
+
+const NonEmpty = z.string().min(1);
+const Messages = z.array(MessageItem).describe('Messages in the spec shape.');
+
+// --- Application -------------------------------------------------------------------------
+
+export const ApplicationSpec = z
+  .object({
+    id: IntegerId.describe('Application id, unique across namespaces.'),
+    name: NonEmpty,
+    nrn: z
+      .string()
+      .regex(/^organization=[0-9]+(:account=[0-9]+)?(:namespace=[0-9]+)?:application=[0-9]+$/, {
+        error: 'must be an application NRN such as organization=1:account=2:application=3',
+      })
+      .describe('The application NRN; ends in application=<id>.'),
+    slug: Slug.optional().describe('Derived from name when absent.'),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    if (!spec.nrn.endsWith(`:application=${spec.id}`)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['nrn'],
+        message: `must end in application=${spec.id}`,
+      });
+    }
+  });
+export type ApplicationSpec = z.infer<typeof ApplicationSpec>;
+
+export const ApplicationStatus = z
+  .object({ slug: Slug.optional(), messages: Messages.optional(), ...CommonStatus })
+  .strict();
+export type ApplicationStatus = z.infer<typeof ApplicationStatus>;
+
+// --- Scope -------------------------------------------------------------------------------
+
+export const ScopeSpec = CreateScopeRequest.extend(ScopeExtras).strict();
+export type ScopeSpec = z.infer<typeof ScopeSpec>;
+
+export const ScopeStatusBlock = z
+  .object({
+    status: ScopeStatus.optional().describe('Lifecycle value of the spec.'),
+    id: IntegerId.optional().describe('System-wide unique scope id.'),
+    slug: Slug.optional().describe('Unique within the application.'),
+    domain: z.string().max(60).optional(),
+    nrn: ConcreteNrnString.optional(),
+    messages: Messages.optional(),
+    ...CommonStatus,
+  })
+  .strict();
+export type ScopeStatusBlock = z.infer<typeof ScopeStatusBlock>;
+
+// --- Service -----------------------------------------------------------------------------
+
+export const ServiceSpec = z
+  .object({
+    name: NonEmpty,
+    type: ServiceType,
+    specification_id: Uuid.describe('The ServiceSpecification (spec.id) this service follows.'),
+    desired_specification_id: Uuid.optional(),
+    entity_nrn: NrnString.describe('NRN of the owning entity.'),
+    linkable_to: z.array(NrnString).optional().describe('NRNs that can see this service.'),
+    dimensions: StringMap.optional(),
+    selectors: Selectors.optional(),
+    attributes: FreeObject.optional().describe('Plain attributes; secret ones go in the Secret.'),
+    provider: NonEmpty.optional(),
+    category: NonEmpty.optional(),
+    sub_category: NonEmpty.optional(),
+    imported: z.boolean().optional().describe('True when provisioned elsewhere.'),
+    secret_attributes_ref: LocalObjectReference.optional().describe(
+      'Secret whose keys hold the values of secret attributes.',
+    ),
+  })
+  .strict();
+export type ServiceSpec = z.infer<typeof ServiceSpec>;
+
+export const ServiceStatusBlock = z
+  .object({
+    status: ServiceStatus.optional().describe('Lifecycle value of the spec.'),
+    slug: Slug.optional(),
+    messages: Messages.optional(),
+    updated_at: z.iso.datetime({ offset: true }).optional(),
+    ...CommonStatus,
+  })
+  .strict();
+export type ServiceStatusBlock = z.infer<typeof ServiceStatusBlock>;
+
+// --- ServiceSpecification ----------------------------------------------------------------
+
+export const DEFAULT_PROVISION_DEADLINE_SECONDS = 1800;
+
+export const Provisioner = z
+  .object({
+    type: z.enum(['webhook', 'none']).describe('webhook: POST to url; none: nothing to run.'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('Endpoint of a webhook provisioner.'),
+    signing_secret_ref: LocalObjectReference.optional().describe(
+      'Secret whose key "key" signs webhook calls (HMAC-SHA256).',
+    ),
+    deadline_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_PROVISION_DEADLINE_SECONDS)
+      .describe('How long transient provider failures are retried.'),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    if (p.type === 'webhook' && p.url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a webhook provisioner needs a url' });
+    }
+  });
+
+export const ServiceSpecificationSpec = z
+  .object({
+    id: Uuid.describe('What a service names as specification_id.'),
+    name: NonEmpty,
+    type: ServiceType,
+    attributes: z
+      .object({
+        schema: FreeObject.describe('JSON Schema of attributes; secret: true marks a secret one.'),
+      })
+      .strict(),
+    selectors: Selectors.optional(),
+    provisioner: Provisioner.default({
+      type: 'none',
+      deadline_seconds: DEFAULT_PROVISION_DEADLINE_SECONDS,
+    }),
+  })
+  .strict();
+export type ServiceSpecificationSpec = z.infer<typeof ServiceSpecificationSpec>;
+
+export const ServiceSpecificationStatus = z
+  .object({ messages: Messages.optional(), ...CommonStatus })
+  .strict();
+
+// --- The kinds ---------------------------------------------------------------------------
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+export interface KindInfo {
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly description: string;
+  readonly spec: z.ZodType;
+  readonly status: z.ZodType;
+  readonly printerColumns: readonly PrinterColumn[];
+}
+
+const ready: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+};
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const KINDS = {
+  Application: {
+    kind: 'Application',
+    plural: 'applications',
+    singular: 'application',
+    shortNames: ['napp'],
+    description: 'An application of the platform: the owner of scopes.',
+    spec: ApplicationSpec,
+    status: ApplicationStatus,
+    printerColumns: [
+      { name: 'ID', type: 'integer', jsonPath: '.spec.id' },
+      { name: 'NRN', type: 'string', jsonPath: '.spec.nrn' },
+      ready,
+      age,
+    ],
+  },
+  Scope: {
+    kind: 'Scope',
+    plural: 'scopes',
+    singular: 'scope',
+    shortNames: ['nscope'],
+    description: 'A scope of an application: where it runs, with its requested spec.',
+    spec: ScopeSpec,
+    status: ScopeStatusBlock,
+    printerColumns: [
+      { name: 'ID', type: 'integer', jsonPath: '.status.id' },
+      { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+      { name: 'Status', type: 'string', jsonPath: '.status.status' },
+      ready,
+      { name: 'App', type: 'integer', jsonPath: '.spec.application_id', priority: 1 },
+      { name: 'Domain', type: 'string', jsonPath: '.status.domain', priority: 1 },
+      age,
+    ],
+  },
+  Service: {
+    kind: 'Service',
+    plural: 'services',
+    singular: 'service',
+    shortNames: ['nsvc'],
+    description: 'A catalog service, linked to a ServiceSpecification and owned by an NRN.',
+    spec: ServiceSpec,
+    status: ServiceStatusBlock,
+    printerColumns: [
+      { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+      { name: 'Status', type: 'string', jsonPath: '.status.status' },
+      ready,
+      { name: 'Entity', type: 'string', jsonPath: '.spec.entity_nrn', priority: 1 },
+      age,
+    ],
+  },
+  ServiceSpecification: {
+    kind: 'ServiceSpecification',
+    plural: 'servicespecifications',
+    singular: 'servicespecification',
+    shortNames: ['nspec'],
+    description: 'What a service of a kind looks like: its attribute schema and provisioner.',
+    spec: ServiceSpecificationSpec,
+    status: ServiceSpecificationStatus,
+    printerColumns: [
+      { name: 'ID', type: 'string', jsonPath: '.spec.id' },
+      { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+      { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner.type' },
+      ready,
+      age,
+    ],
+  },
+} as const satisfies Record<string, KindInfo>;
+
+export type KindName = keyof typeof KINDS;

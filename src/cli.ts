@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// The `nrn-operator` command: parses the command line and dispatches to a subcommand.
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { allCrds, renderCrdFiles } from './api/index.js';
+
+const USAGE = `Usage: nrn-operator <command> [options]
+
+Commands:
+  crds                       print the CustomResourceDefinitions (kubectl apply -f -)
+  generate crds [--out DIR]  write one file per CRD into DIR (default: crds)
+  version                    print the version
+`;
+
+async function generateCrds(outDir: string): Promise<void> {
+  const files = renderCrdFiles();
+  await mkdir(outDir, { recursive: true });
+  // Remove files of kinds that no longer exist, so the folder mirrors the schemas exactly.
+  for (const name of await readdir(outDir)) {
+    if (name.endsWith('.yaml') && !files.has(name)) await rm(join(outDir, name));
+  }
+  for (const [name, text] of files) await writeFile(join(outDir, name), text);
+  process.stdout.write(`wrote ${files.size} CRDs to ${outDir}\n`);
+}
+
+async function version(): Promise<string> {
+  const { createRequire } = await import('node:module');
+  const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+  return pkg.version;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, sub] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  switch (command) {
+    case 'crds':
+      process.stdout.write(
+        allCrds()
+          .map((crd) => stringify(crd, { lineWidth: 0 }))
+          .join('---\n'),
+      );
+      return 0;
+    case 'generate':
+      if (sub !== 'crds') break;
+      await generateCrds(values.out ?? 'crds');
+      return 0;
+    case 'version':
+      process.stdout.write(`${await version()}\n`);
+      return 0;
+  }
+  process.stderr.write(`nrn-operator: unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
