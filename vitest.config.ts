@@ -2,9 +2,22 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
-    // fast-check runs many cases per property; keep the whole suite's budget generous.
-    testTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        // fast-check runs many cases per property; keep the budget generous on a shared machine.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

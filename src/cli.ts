@@ -9,6 +9,9 @@ import { allCrds, renderCrdFiles } from './api/index.js';
 const USAGE = `Usage: nrn-operator <command> [options]
 
 Commands:
+  local [--data-dir DIR] [--api-port P] [--host H] [--no-operator] [--no-facade]
+                             run the local control plane (a Kubernetes API server, durable
+                             in DIR, default .data/local); writes DIR/kubeconfig
   crds                       print the CustomResourceDefinitions (kubectl apply -f -)
   generate crds [--out DIR]  write one file per CRD into DIR (default: crds)
   version                    print the version
@@ -35,7 +38,15 @@ export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      'data-dir': { type: 'string' },
+      'api-port': { type: 'string' },
+      host: { type: 'string' },
+      'no-operator': { type: 'boolean' },
+      'no-facade': { type: 'boolean' },
+    },
   });
   const [command, sub] = positionals;
   if (values.help || command === undefined || command === 'help') {
@@ -43,6 +54,21 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined && !values.help ? 2 : 0;
   }
   switch (command) {
+    case 'local': {
+      const port = Number(values['api-port'] ?? 6443);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        process.stderr.write(`nrn-operator: --api-port must be a port number\n`);
+        return 2;
+      }
+      const { runLocal } = await import('./main.js');
+      return runLocal({
+        dataDir: values['data-dir'] ?? '.data/local',
+        apiPort: port,
+        host: values.host ?? '127.0.0.1',
+        operator: !values['no-operator'],
+        facade: !values['no-facade'],
+      });
+    }
     case 'crds':
       process.stdout.write(
         allCrds()

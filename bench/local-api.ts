@@ -1,0 +1,301 @@
+// Benchmark of the local control plane (issue 2): durable creates/s and updates/s from 16
+// concurrent keep-alive connections, watch delivery latency with 100 watchers, and RSS per
+// stored object with 100,000 small objects. The server runs in its own process.
+//   npm run bench:local-api            (BENCH_CREATES, BENCH_OBJECTS to scale it)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const CONNECTIONS = 16;
+const CREATES = Number(process.env.BENCH_CREATES ?? 20_000);
+const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 100_000);
+const WATCHERS = 100;
+const WATCH_WRITES = 300;
+
+interface Server {
+  child: ChildProcess;
+  url: URL;
+  token: string;
+  lines: AsyncIterator<string>;
+  dir: string;
+}
+
+async function startServer(): Promise<Server> {
+  const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-'));
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', join(import.meta.dirname, 'support/local-server.ts'), dir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const lines = readLines(child);
+  const ready = (await lines.next()).value as string;
+  const [, url, token] = ready.split(' ');
+  return { child, url: new URL(url as string), token: token as string, lines, dir };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  server.child.kill('SIGTERM');
+  await new Promise((r) => server.child.once('exit', r));
+  await rm(server.dir, { recursive: true, force: true });
+}
+
+async function* readLinesGen(child: ChildProcess): AsyncGenerator<string> {
+  let buffer = '';
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    buffer += chunk.toString();
+    let i = buffer.indexOf('\n');
+    while (i >= 0) {
+      yield buffer.slice(0, i);
+      buffer = buffer.slice(i + 1);
+      i = buffer.indexOf('\n');
+    }
+  }
+}
+const readLines = (child: ChildProcess) => readLinesGen(child)[Symbol.asyncIterator]();
+
+async function memory(server: Server): Promise<{ rss: number; heap: number }> {
+  server.child.kill('SIGUSR2');
+  const line = (await server.lines.next()).value as string;
+  const [, rss, heap] = line.split(' ');
+  return { rss: Number(rss), heap: Number(heap) };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+function call(
+  server: Server,
+  method: string,
+  path: string,
+  body?: unknown,
+  type = 'application/json',
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      {
+        agent,
+        host: server.url.hostname,
+        port: server.url.port,
+        method,
+        path,
+        headers: {
+          Authorization: `Bearer ${server.token}`,
+          ...(payload
+            ? { 'Content-Type': type, 'Content-Length': Buffer.byteLength(payload) }
+            : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Runs `count` operations over CONNECTIONS workers; returns ops/s and per-op latencies. */
+async function load(
+  count: number,
+  op: (i: number) => Promise<void>,
+): Promise<{ perSecond: number; latencies: number[] }> {
+  let next = 0;
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { perSecond: count / ((performance.now() - started) / 1000), latencies };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const ms = (v: number) => `${v.toFixed(2)} ms`;
+
+async function expectStatus(
+  promise: Promise<{ status: number; text: string }>,
+  status: number,
+): Promise<string> {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
+  return res.text;
+}
+
+async function throughput(server: Server) {
+  await expectStatus(
+    call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } }),
+    201,
+  );
+  const path = '/api/v1/namespaces/bench/configmaps';
+  const creates = await load(CREATES, async (i) => {
+    await expectStatus(
+      call(server, 'POST', path, { metadata: { name: `c${i}` }, data: { v: 'x' } }),
+      201,
+    );
+  });
+  const updates = await load(CREATES, async (i) => {
+    await expectStatus(
+      call(server, 'PATCH', `${path}/c${i}`, { data: { v: 'y' } }, 'application/merge-patch+json'),
+      200,
+    );
+  });
+  return { creates, updates };
+}
+
+async function watchLatency(server: Server): Promise<number[]> {
+  await expectStatus(
+    call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'watched' } }),
+    201,
+  );
+  const path = '/api/v1/namespaces/watched/configmaps';
+  const created = JSON.parse(
+    await expectStatus(
+      call(server, 'POST', path, { metadata: { name: 'w' }, data: { t: '0' } }),
+      201,
+    ),
+  );
+  const from = created.metadata.resourceVersion as string;
+  const samples: number[] = [];
+  let received = 0;
+  const watchAgent = new http.Agent({ keepAlive: false, maxSockets: WATCHERS + 1 });
+  const requests = Array.from(
+    { length: WATCHERS },
+    () =>
+      new Promise<http.ClientRequest>((resolve) => {
+        const req = http.request(
+          {
+            agent: watchAgent,
+            host: server.url.hostname,
+            port: server.url.port,
+            path: `${path}?watch=true&resourceVersion=${from}`,
+            headers: { Authorization: `Bearer ${server.token}` },
+          },
+          (res) => {
+            let buffer = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              const now = performance.timeOrigin + performance.now();
+              buffer += d;
+              let i = buffer.indexOf('\n');
+              while (i >= 0) {
+                const event = JSON.parse(buffer.slice(0, i));
+                buffer = buffer.slice(i + 1);
+                i = buffer.indexOf('\n');
+                samples.push(now - Number(event.object.data.t));
+                received++;
+              }
+            });
+            resolve(req);
+          },
+        );
+        req.end();
+      }),
+  );
+  const watchers = await Promise.all(requests);
+  for (let n = 0; n < WATCH_WRITES; n++) {
+    const t = performance.timeOrigin + performance.now();
+    await expectStatus(
+      call(
+        server,
+        'PATCH',
+        `${path}/w`,
+        { data: { t: String(t) } },
+        'application/merge-patch+json',
+      ),
+      200,
+    );
+    const expected = (n + 1) * WATCHERS;
+    const deadline = Date.now() + 2000;
+    while (received < expected && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+  }
+  for (const req of watchers) req.destroy();
+  return samples;
+}
+
+async function memoryPerObject(server: Server) {
+  await expectStatus(
+    call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'many' } }),
+    201,
+  );
+  const before = await memory(server);
+  let jsonBytes = 0;
+  const result = await load(OBJECTS, async (i) => {
+    const text = await expectStatus(
+      call(server, 'POST', '/api/v1/namespaces/many/configmaps', {
+        metadata: { name: `m${i}`, labels: { app: 'bench' } },
+        data: { key: `value-${i}` },
+      }),
+      201,
+    );
+    jsonBytes += Buffer.byteLength(text);
+  });
+  const after = await memory(server);
+  return { before, after, jsonBytes, perSecond: result.perSecond };
+}
+
+const first = await startServer();
+try {
+  const { creates, updates } = await throughput(first);
+  const latencies = await watchLatency(first);
+  const second = await startServer();
+  let mem: Awaited<ReturnType<typeof memoryPerObject>>;
+  try {
+    mem = await memoryPerObject(second);
+  } finally {
+    await stopServer(second);
+  }
+  const perObject = (mem.after.rss - mem.before.rss - mem.jsonBytes) / OBJECTS;
+  const rows: Array<[string, string, string]> = [
+    [
+      `durable creates/s (${CONNECTIONS} connections, ${CREATES})`,
+      creates.perSecond.toFixed(0),
+      '>= 10000',
+    ],
+    [
+      '  create latency p50 / p99',
+      `${ms(percentile(creates.latencies, 50))} / ${ms(percentile(creates.latencies, 99))}`,
+      '',
+    ],
+    [`durable updates/s (${CONNECTIONS} connections)`, updates.perSecond.toFixed(0), ''],
+    [
+      '  update latency p50 / p99',
+      `${ms(percentile(updates.latencies, 50))} / ${ms(percentile(updates.latencies, 99))}`,
+      '',
+    ],
+    [
+      `watch delivery p50 (${WATCHERS} watchers, ${latencies.length} events)`,
+      ms(percentile(latencies, 50)),
+      '',
+    ],
+    ['watch delivery p99', ms(percentile(latencies, 99)), '<= 5 ms'],
+    [`RSS with ${OBJECTS} objects (MiB)`, (mem.after.rss / 2 ** 20).toFixed(1), ''],
+    ['  JSON size of the objects (MiB)', (mem.jsonBytes / 2 ** 20).toFixed(1), ''],
+    ['  RSS per object beyond its JSON (bytes)', perObject.toFixed(0), '<= 1536'],
+  ];
+  const width = Math.max(...rows.map((r) => r[0].length));
+  process.stdout.write(`\nlocal control plane benchmark (node ${process.version}, fsync on)\n`);
+  for (const [name, value, goal] of rows)
+    process.stdout.write(`${name.padEnd(width)}  ${value.padStart(20)}  ${goal}\n`);
+} finally {
+  await stopServer(first);
+  agent.destroy();
+}

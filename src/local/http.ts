@@ -1,0 +1,93 @@
+// HTTP plumbing of the local control plane: request bodies (JSON or YAML, size-limited),
+// answers as JSON, and Status errors.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { ApiError } from './types.js';
+
+/** The real API server refuses request bodies over 3 MiB. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError(
+    413,
+    'RequestEntityTooLarge',
+    `the request body is larger than the limit of ${limit} bytes`,
+  );
+}
+
+/** Parses a body as JSON, or YAML when the client says so (apply-patch+yaml, application/yaml). */
+export function parseBody(body: Buffer, contentType: string | undefined): unknown {
+  if (/protobuf|cbor/i.test(contentType ?? '')) {
+    // JSON and YAML only: clients that can fall back to JSON do so on a 415.
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+    );
+  }
+  const text = body.toString('utf8');
+  if (text.trim() === '') throw new ApiError(400, 'BadRequest', 'the request body is empty');
+  const yaml = /yaml/i.test(contentType ?? '');
+  try {
+    return yaml ? parseYaml(text, { prettyErrors: false, maxAliasCount: 100 }) : JSON.parse(text);
+  } catch (error) {
+    const what = yaml ? 'YAML' : 'JSON';
+    throw new ApiError(
+      400,
+      'BadRequest',
+      `the request body is not valid ${what}: ${(error as Error).message}`,
+    );
+  }
+}
+
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: ApiError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, error.code, error.toStatus());
+}
+
+/** What the client asked for: a Table (kubectl get), or plain objects. */
+export function wantsTable(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  // kubectl lists alternatives in order of preference; honour the first one that names a type.
+  for (const part of accept.split(',')) {
+    const params = part.split(';').map((p) => p.trim());
+    if (params.includes('as=Table')) return true;
+    if (params[0] === 'application/json' && params.length === 1) return false;
+  }
+  return false;
+}
+
+/** The `Warning` header value the real server sends (code 299). */
+export const warningHeader = (messages: string[]): string =>
+  messages.map((m) => `299 - "${m.replaceAll('"', '\\"')}"`).join(', ');

@@ -1,0 +1,177 @@
+// The local control plane assembled: durable store, registry, generic object registry,
+// housekeeping loops, watch hub and HTTP server, plus the kubeconfig that points at it.
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { silentLogger } from '../log.js';
+import { Housekeeping } from './housekeeping.js';
+import { kubeconfigYaml, loadOrCreateToken, writePrivate } from './kubeconfig.js';
+import { Objects } from './objects.js';
+import { OpenApi } from './openapi.js';
+import {
+  BUILTIN_TYPES,
+  CRD_TYPE,
+  NAMESPACE_TYPE,
+  Registry,
+  type ResourceType,
+  storageKeyOf,
+  typesOfCrd,
+} from './registry.js';
+import { ApiServer } from './server.js';
+import { Store } from './storage/store.js';
+import { loadOrCreateTls } from './tls.js';
+import type { KubeObject } from './types.js';
+import { type ChangeEvent, WatchHub } from './watch.js';
+
+export interface ControlPlaneOptions {
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  log?: Logger;
+  /** fdatasync every commit group; off only for throwaway data. */
+  fsync?: boolean;
+  /** How many recent changes a watch can resume from. */
+  watchWindow?: number;
+  bookmarkIntervalMs?: number;
+}
+
+export interface ControlPlane {
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  /** PEM of the CA the server's certificate chains to. */
+  readonly ca: string;
+  readonly kubeconfigPath: string;
+  readonly dataDir: string;
+  /** Resolves when the housekeeping loops have nothing left to do (for tests). */
+  idle(): Promise<void>;
+  /** Ends every open watch, as a restart would (for tests of clients' re-watch). */
+  dropWatches(): void;
+  close(): Promise<void>;
+}
+
+const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.log ?? silentLogger();
+  const dataDir = options.dataDir;
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const token = await loadOrCreateToken(join(dataDir, 'apiserver-token'));
+  const host = options.host ?? '127.0.0.1';
+  const tls = await loadOrCreateTls(join(dataDir, 'tls'), host);
+  const store = await Store.open(join(dataDir, 'store'), { fsync: options.fsync ?? true });
+
+  const registry = new Registry();
+  const objects = new Objects(store);
+  const hub = new WatchHub(options.watchWindow ?? 50_000, store.revision);
+  const housekeeping = new Housekeeping(objects, registry, log);
+
+  // Watchers see a change only once it is durable, and always in revision order.
+  const pending: ChangeEvent[] = [];
+  objects.listen({
+    committed(event, _before, _after, durable) {
+      pending.push(event);
+      durable.then(
+        () => {
+          while (pending.length > 0 && (pending[0] as ChangeEvent).revision <= event.revision) {
+            hub.publish(pending.shift() as ChangeEvent);
+          }
+        },
+        (error: unknown) => {
+          log.fatal({ err: error }, 'storage write failed; the control plane stops');
+          void close();
+        },
+      );
+    },
+  });
+
+  // CRDs first, so that the kinds they define are known when their objects are loaded.
+  for (const entry of store.list(storageKeyOf(CRD_TYPE))) {
+    const crd = JSON.parse(entry.json) as KubeObject;
+    if (crd.metadata.deletionTimestamp === undefined) registry.setCrd(entry.name, typesOfCrd(crd));
+  }
+  housekeeping.start(loadAll(store, registry));
+  await bootstrap(objects);
+
+  const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
+    token,
+    tls,
+    log,
+    durable: () => store.flush(),
+    ...(options.bookmarkIntervalMs !== undefined
+      ? { bookmarkIntervalMs: options.bookmarkIntervalMs }
+      : {}),
+  });
+  await new Promise<void>((resolve, reject) => {
+    api.server.once('error', reject);
+    api.server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (api.server.address() as AddressInfo).port;
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const kubeconfigPath = join(dataDir, 'kubeconfig');
+  await writePrivate(kubeconfigPath, kubeconfigYaml(url, token, tls.ca));
+  log.info({ url, dataDir, revision: store.revision }, 'local control plane ready');
+
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        api.server.close(() => resolve());
+        api.server.closeAllConnections();
+      });
+      await housekeeping.stop();
+      await store.close();
+    })();
+    return closing;
+  }
+
+  return {
+    url,
+    port,
+    token,
+    ca: tls.ca,
+    kubeconfigPath,
+    dataDir,
+    idle: () => housekeeping.idle(),
+    dropWatches: () => api.dropWatches(),
+    close,
+  };
+}
+
+/** Every stored object with its type. */
+function* loadAll(
+  store: Store,
+  registry: Registry,
+): Generator<{ type: ResourceType; object: KubeObject }> {
+  const seen = new Set<string>();
+  for (const type of [...BUILTIN_TYPES, ...registry.all()]) {
+    const key = storageKeyOf(type);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    for (const entry of store.list(key))
+      yield { type, object: JSON.parse(entry.json) as KubeObject };
+  }
+}
+
+async function bootstrap(objects: Objects): Promise<void> {
+  const writes = [];
+  for (const name of BOOTSTRAP_NAMESPACES) {
+    if (objects.find(NAMESPACE_TYPE, '', name) !== undefined) continue;
+    writes.push(
+      objects.create(
+        NAMESPACE_TYPE,
+        '',
+        { metadata: { name } },
+        {
+          fieldManager: 'nrn-local',
+          fieldValidation: 'Ignore',
+          dryRun: false,
+          warnings: [],
+        },
+      ),
+    );
+  }
+  await Promise.all(writes.map((w) => w.durable));
+}

@@ -1,0 +1,733 @@
+// The generic registry of the local control plane: create, read, update, patch and delete
+// of any resource type with the API server's semantics (resourceVersion, optimistic
+// concurrency, generation, status split, finalizers, validation), on top of the durable
+// store. Every check and the write itself happen synchronously, so no two requests
+// interleave between reading an object and writing it; the caller then awaits durability.
+
+import {
+  generateNameSuffix,
+  invalid,
+  metadataCauses,
+  nameProblems,
+  newUid,
+  specPart,
+  timestamp,
+} from './meta.js';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  fieldTypesFromSchema,
+  fieldTypesOf,
+  type ListTypeInfo,
+  type PatchType,
+  recordUpdate,
+  serverSideApply,
+} from './patch/index.js';
+import {
+  apiVersionOf,
+  NAMESPACE_TYPE,
+  qualifiedResource,
+  type ResourceType,
+  storageKeyOf,
+} from './registry.js';
+import { type CompiledSchema, compileSchema } from './schema/validate.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { Mutation, Store } from './storage/store.js';
+import { ApiError, badRequest, type KubeObject, type StatusCause } from './types.js';
+import type { ChangeEvent } from './watch.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+/** `finalize` exists on namespaces only: the one way to change spec.finalizers. */
+export type Subresource = 'status' | 'finalize';
+
+/** What a request says about how to write: who is writing, and how strictly. */
+export interface WriteOptions {
+  fieldManager?: string;
+  fieldValidation: FieldValidation;
+  dryRun: boolean;
+  /** Filled with the `Warning` header's messages. */
+  warnings: string[];
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun: boolean;
+}
+
+/** What the watch hub and the garbage collector learn of each write. */
+export interface WriteListener {
+  /** Called synchronously at commit, in revision order; `durable` settles once it is on disk. */
+  committed(
+    event: ChangeEvent,
+    before: KubeObject | undefined,
+    after: KubeObject | undefined,
+    durable: Promise<void>,
+  ): void;
+}
+
+export interface Written {
+  object: KubeObject;
+  /** Resolves once the write is on disk; undefined when nothing was written. */
+  durable?: Promise<void>;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class Objects {
+  private readonly schemas = new WeakMap<ResourceType, CompiledSchema>();
+  private readonly fieldTypes = new WeakMap<ResourceType, ListTypeInfo>();
+  private readonly listeners: WriteListener[] = [];
+  /** Hooks a kind adds to its writes (namespaces, CRDs). */
+  private readonly prepare = new Map<
+    string,
+    (object: KubeObject, old: KubeObject | undefined) => void
+  >();
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  listen(listener: WriteListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Lets a kind fill in or check fields on create and update (before validation ends). */
+  onPrepare(
+    type: ResourceType,
+    hook: (object: KubeObject, old: KubeObject | undefined) => void,
+  ): void {
+    this.prepare.set(storageKeyOf(type), hook);
+  }
+
+  get revision(): number {
+    return this.store.revision;
+  }
+
+  // --- reads ------------------------------------------------------------------------------
+
+  /** Parses a stored object, presenting it in the version the client asked for. */
+  private decode(type: ResourceType, json: string): KubeObject {
+    const object = JSON.parse(json) as KubeObject;
+    object.apiVersion = apiVersionOf(type);
+    return object;
+  }
+
+  find(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    const entry = this.store.get(storageKeyOf(type), type.namespaced ? namespace : '', name);
+    return entry === undefined ? undefined : this.decode(type, entry.json);
+  }
+
+  get(type: ResourceType, namespace: string, name: string): KubeObject {
+    const found = this.find(type, namespace, name);
+    if (found === undefined) throw notFound(type, name);
+    return found;
+  }
+
+  /** The label and field selectors of a list or watch, as one predicate. */
+  selector(type: ResourceType, options: ListOptions): (object: KubeObject) => boolean {
+    const labels = parseLabelSelector(options.labelSelector ?? '');
+    const fields = parseFieldSelector(options.fieldSelector ?? '', fieldsOf(type), {
+      clusterScoped: !type.namespaced,
+    });
+    return (object) => labels(object.metadata.labels) && fields(object);
+  }
+
+  list(type: ResourceType, namespace: string | undefined, options: ListOptions = {}): ListResult {
+    const matches = this.selector(type, options);
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
+    const after = options.continue === undefined ? undefined : decodeContinue(options.continue);
+    const resourceVersion = String(this.store.revision);
+    const items: KubeObject[] = [];
+    let remaining = 0;
+    let last: string | undefined;
+    for (const entry of this.store.list(
+      storageKeyOf(type),
+      type.namespaced ? namespace : undefined,
+    )) {
+      const key = `${entry.namespace}/${entry.name}`;
+      if (after !== undefined && key <= after) continue;
+      const object = this.decode(type, entry.json);
+      if (!matches(object)) continue;
+      if (limit !== undefined && items.length >= limit) {
+        remaining++;
+        continue;
+      }
+      items.push(object);
+      last = key;
+    }
+    const result: ListResult = { items, resourceVersion };
+    if (remaining > 0 && last !== undefined) {
+      result.continue = encodeContinue(last);
+      result.remainingItemCount = remaining;
+    }
+    return result;
+  }
+
+  // --- writes -----------------------------------------------------------------------------
+
+  create(
+    type: ResourceType,
+    namespace: string,
+    body: unknown,
+    options: WriteOptions,
+    managedFields?: KubeObject['metadata']['managedFields'],
+  ): Written {
+    const object = this.checkBody(type, namespace, body);
+    const meta = object.metadata;
+    if (!meta.name) {
+      if (!meta.generateName) {
+        throw invalid(type, '', [
+          {
+            reason: 'FieldValueRequired',
+            field: 'metadata.name',
+            message: 'Required value: name or generateName is required',
+          },
+        ]);
+      }
+      meta.name = `${meta.generateName}${generateNameSuffix()}`;
+    }
+    const name = meta.name;
+    this.checkName(type, name);
+    if (type.namespaced) this.checkNamespaceOpen(namespace);
+    if (this.find(type, namespace, name) !== undefined) {
+      throw new ApiError(
+        409,
+        'AlreadyExists',
+        `${qualifiedResource(type)} "${name}" already exists`,
+        {
+          name,
+          group: type.group,
+          kind: type.resource,
+        },
+      );
+    }
+    if (type.hasStatus) delete object.status;
+    const now = this.now();
+    Object.assign(meta, {
+      uid: newUid(),
+      creationTimestamp: timestamp(now),
+      generation: 1,
+    });
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (type.namespaced) meta.namespace = namespace;
+    else delete meta.namespace;
+    const prepared = this.finish(type, object, undefined, options);
+    if (managedFields !== undefined) {
+      prepared.metadata.managedFields = managedFields;
+      return this.commit(type, undefined, prepared, options);
+    }
+    const tracked = recordUpdate(undefined, prepared, managerOf(options), {
+      apiVersion: apiVersionOf(type),
+      now: timestamp(now),
+      ...this.ownership(type),
+    });
+    return this.commit(type, undefined, tracked, options);
+  }
+
+  update(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    body: unknown,
+    options: WriteOptions,
+    subresource?: Subresource,
+  ): Written {
+    const old = this.get(type, namespace, name);
+    const incoming = this.checkBody(type, namespace, body);
+    if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
+      throw badRequest(
+        `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    const wanted = incoming.metadata.resourceVersion;
+    if (wanted === undefined || wanted === '') {
+      if (type.custom) {
+        throw invalid(type, name, [
+          {
+            reason: 'FieldValueInvalid',
+            field: 'metadata.resourceVersion',
+            message: 'Invalid value: 0x0: must be specified for an update',
+          },
+        ]);
+      }
+    } else if (wanted !== old.metadata.resourceVersion) {
+      throw conflict(type, name);
+    }
+    return this.replace(type, old, incoming, options, subresource);
+  }
+
+  patch(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: WriteOptions & { force: boolean },
+    subresource?: 'status',
+  ): Written & { created: boolean } {
+    const old = this.find(type, namespace, name);
+    if (patchType === 'apply')
+      return this.apply(type, namespace, name, old, patch, options, subresource);
+    if (old === undefined) throw notFound(type, name);
+    let patched: unknown;
+    switch (patchType) {
+      case 'json':
+        patched = applyJsonPatch(old, patch);
+        break;
+      case 'merge':
+        patched = applyMergePatch(old, patch);
+        break;
+      case 'strategic':
+        patched = applyStrategicMergePatch(old, patch, this.ownership(type).listTypes);
+        break;
+    }
+    const next = this.checkBody(type, namespace, patched);
+    const wanted = next.metadata.resourceVersion;
+    if (wanted !== undefined && wanted !== old.metadata.resourceVersion) throw conflict(type, name);
+    return { ...this.replace(type, old, next, options, subresource), created: false };
+  }
+
+  private apply(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    old: KubeObject | undefined,
+    patch: unknown,
+    options: WriteOptions & { force: boolean },
+    subresource?: 'status',
+  ): Written & { created: boolean } {
+    if (!options.fieldManager) {
+      throw badRequest('PATCH requests with apply content type must have fieldManager set');
+    }
+    const applied = this.checkBody(type, namespace, patch);
+    if (applied.metadata.name !== undefined && applied.metadata.name !== name) {
+      throw badRequest(
+        `the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    applied.metadata.name = name;
+    if (subresource === 'status') {
+      if (old === undefined) throw notFound(type, name);
+      applied.metadata = { name };
+    }
+    const now = timestamp(this.now());
+    const next = serverSideApply(old, applied, {
+      manager: options.fieldManager,
+      force: options.force,
+      apiVersion: apiVersionOf(type),
+      now,
+      kind: type.kind,
+      ...this.ownership(type),
+      ...(subresource ? { subresource } : {}),
+    });
+    if (old === undefined) {
+      // Create-if-missing: the same path as POST, keeping the ownership apply computed.
+      const created = this.create(type, namespace, next, options, next.metadata.managedFields);
+      return { ...created, created: true };
+    }
+    return { ...this.replace(type, old, next, options, subresource, true), created: false };
+  }
+
+  /** PUT, PATCH and apply end here: the new state of an existing object. */
+  private replace(
+    type: ResourceType,
+    old: KubeObject,
+    incoming: KubeObject,
+    options: WriteOptions,
+    subresource?: Subresource,
+    managedAlready = false,
+  ): Written {
+    let next: KubeObject;
+    if (subresource === 'finalize') {
+      next = clone(old);
+      const spec = isObject(incoming.spec) ? incoming.spec : {};
+      next.spec = { ...(isObject(old.spec) ? old.spec : {}), finalizers: spec.finalizers ?? [] };
+    } else if (subresource === 'status') {
+      next = clone(old);
+      if ('status' in incoming) next.status = incoming.status;
+      else delete next.status;
+      if (managedAlready) next.metadata.managedFields = incoming.metadata.managedFields;
+    } else {
+      next = incoming;
+      if (type.hasStatus) {
+        if ('status' in old) next.status = old.status;
+        else delete next.status;
+      }
+    }
+    // What only the server may set keeps its value.
+    const meta = next.metadata;
+    for (const key of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+    ] as const) {
+      if (old.metadata[key] === undefined) delete meta[key];
+      else meta[key] = old.metadata[key] as never;
+    }
+    meta.name = old.metadata.name;
+    if (type.namespaced) meta.namespace = old.metadata.namespace;
+    else delete meta.namespace;
+    meta.resourceVersion = old.metadata.resourceVersion;
+    if (old.metadata.deletionTimestamp !== undefined) {
+      const added = (meta.finalizers ?? []).filter(
+        (f) => !(old.metadata.finalizers ?? []).includes(f),
+      );
+      if (added.length > 0) {
+        throw invalid(type, old.metadata.name ?? '', [
+          {
+            reason: 'FieldValueForbidden',
+            field: 'metadata.finalizers',
+            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          },
+        ]);
+      }
+    }
+    if (subresource === undefined) {
+      next = this.finish(type, next, old, options);
+    } else if (type.schema !== undefined) {
+      next = this.validateSchema(type, next, options);
+    }
+    if (specPart(next) !== specPart(old))
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (!managedAlready) {
+      next = recordUpdate(old, next, managerOf(options), {
+        apiVersion: apiVersionOf(type),
+        now: timestamp(this.now()),
+        ...this.ownership(type),
+        ...(subresource === 'status' ? { subresource } : {}),
+      });
+    }
+    if (sameContent(old, next)) return { object: old };
+    // The last finalizer gone from an object being deleted: it goes now.
+    if (next.metadata.deletionTimestamp !== undefined && !isHeld(next)) {
+      return this.commit(type, old, undefined, options, next);
+    }
+    return this.commit(type, old, next, options);
+  }
+
+  delete(type: ResourceType, namespace: string, name: string, options: DeleteOptions): Written {
+    const old = this.get(type, namespace, name);
+    const pre = options.preconditions;
+    if (pre?.uid !== undefined && pre.uid !== old.metadata.uid) {
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+        { name, group: type.group, kind: type.resource },
+      );
+    }
+    if (
+      pre?.resourceVersion !== undefined &&
+      pre.resourceVersion !== old.metadata.resourceVersion
+    ) {
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+        { name, group: type.group, kind: type.resource },
+      );
+    }
+    const writeOptions: WriteOptions = {
+      fieldValidation: 'Ignore',
+      dryRun: options.dryRun,
+      warnings: [],
+    };
+    const finalizers = [...(old.metadata.finalizers ?? [])];
+    if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion')) {
+      finalizers.push('foregroundDeletion');
+    }
+    if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan')) {
+      finalizers.push('orphan');
+    }
+    if (finalizers.length === 0 && !isHeld(old)) {
+      return this.commit(type, old, undefined, writeOptions, old);
+    }
+    if (
+      old.metadata.deletionTimestamp !== undefined &&
+      sameList(finalizers, old.metadata.finalizers)
+    ) {
+      return { object: old };
+    }
+    const next = clone(old);
+    next.metadata.deletionTimestamp ??= timestamp(this.now());
+    next.metadata.deletionGracePeriodSeconds = 0;
+    if (finalizers.length > 0) next.metadata.finalizers = finalizers;
+    if (type.kind === 'Namespace')
+      next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+    return this.commit(type, old, next, writeOptions);
+  }
+
+  // --- internals --------------------------------------------------------------------------
+
+  /** The body as an object of this type, with kind, apiVersion and namespace checked. */
+  private checkBody(type: ResourceType, namespace: string, body: unknown): KubeObject {
+    if (!isObject(body)) throw badRequest('the request body must be a JSON object');
+    const object = clone(body) as KubeObject;
+    const apiVersion = apiVersionOf(type);
+    if (object.kind !== undefined && object.kind !== type.kind) {
+      throw badRequest(
+        `the kind in the data (${String(object.kind)}) does not match the expected kind (${type.kind})`,
+      );
+    }
+    if (object.apiVersion !== undefined && object.apiVersion !== apiVersion) {
+      throw badRequest(
+        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`,
+      );
+    }
+    object.kind = type.kind;
+    object.apiVersion = apiVersion;
+    if (object.metadata === undefined || object.metadata === null) object.metadata = {};
+    if (!isObject(object.metadata)) throw badRequest('metadata must be an object');
+    const ns = object.metadata.namespace;
+    if (type.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    return object;
+  }
+
+  private checkName(type: ResourceType, name: string): void {
+    const problems = nameProblems(name, type.nameRule);
+    if (problems.length > 0) {
+      throw invalid(
+        type,
+        name,
+        problems.map((p) => ({
+          reason: 'FieldValueInvalid',
+          field: 'metadata.name',
+          message: `Invalid value: ${JSON.stringify(name)}: ${p}`,
+        })),
+      );
+    }
+  }
+
+  private checkNamespaceOpen(namespace: string): void {
+    const ns = this.find(NAMESPACE_TYPE, '', namespace);
+    if (ns === undefined) throw notFound(NAMESPACE_TYPE, namespace);
+    if (ns.metadata.deletionTimestamp !== undefined) {
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+        { name: namespace, kind: 'namespaces' },
+      );
+    }
+  }
+
+  /** Kind hooks, schema validation and metadata checks: what every create and update runs. */
+  private finish(
+    type: ResourceType,
+    object: KubeObject,
+    old: KubeObject | undefined,
+    options: WriteOptions,
+  ): KubeObject {
+    this.prepare.get(storageKeyOf(type))?.(object, old);
+    const validated =
+      type.schema === undefined ? object : this.validateSchema(type, object, options);
+    const causes = metadataCauses(validated);
+    if (causes.length > 0) throw invalid(type, validated.metadata.name ?? '', causes);
+    return validated;
+  }
+
+  private validateSchema(
+    type: ResourceType,
+    object: KubeObject,
+    options: WriteOptions,
+  ): KubeObject {
+    const schema = this.schemaOf(type);
+    const outcome = schema.validate(object);
+    if (outcome.unknownFields.length > 0) {
+      const messages = outcome.unknownFields.map((f) => `unknown field "${f.replace(/^\./, '')}"`);
+      if (options.fieldValidation === 'Strict') {
+        throw badRequest(`strict decoding error: ${messages.join(', ')}`);
+      }
+      if (options.fieldValidation === 'Warn') options.warnings.push(...messages);
+    }
+    if (outcome.issues.length > 0) {
+      const causes: StatusCause[] = outcome.issues.map((i) => ({
+        reason: i.reason,
+        field: i.field,
+        message: i.message,
+      }));
+      throw invalid(type, object.metadata.name ?? '', causes);
+    }
+    const result = outcome.object as KubeObject;
+    result.metadata = object.metadata;
+    return result;
+  }
+
+  /** How field ownership reads a type: its list types, and whether status is split off. */
+  private ownership(type: ResourceType): { listTypes: ListTypeInfo; resetFields?: string[] } {
+    let listTypes = this.fieldTypes.get(type);
+    if (listTypes === undefined) {
+      listTypes = fieldTypesOf(
+        apiVersionOf(type),
+        type.kind,
+        type.schema ? fieldTypesFromSchema(type.schema) : undefined,
+      );
+      this.fieldTypes.set(type, listTypes);
+    }
+    return type.hasStatus ? { listTypes } : { listTypes, resetFields: [] };
+  }
+
+  private schemaOf(type: ResourceType): CompiledSchema {
+    let compiled = this.schemas.get(type);
+    if (compiled === undefined) {
+      compiled = compileSchema(type.schema ?? { type: 'object' });
+      this.schemas.set(type, compiled);
+    }
+    return compiled;
+  }
+
+  /**
+   * Writes one change under a new revision. `next` undefined deletes; `deleted` is the
+   * object as the DELETED event shows it.
+   */
+  private commit(
+    type: ResourceType,
+    old: KubeObject | undefined,
+    next: KubeObject | undefined,
+    options: WriteOptions,
+    deleted?: KubeObject,
+  ): Written {
+    const shown = next ?? deleted ?? old;
+    if (shown === undefined) throw new Error('commit with nothing to write');
+    const namespace = type.namespaced ? (shown.metadata.namespace ?? '') : '';
+    const name = shown.metadata.name ?? '';
+    if (options.dryRun) return { object: shown };
+    const resource = storageKeyOf(type);
+    let json = '';
+    const { revision, durable } = this.store.commit((rev) => {
+      shown.metadata.resourceVersion = String(rev);
+      json = JSON.stringify(shown);
+      const mutation: Mutation = {
+        resource,
+        namespace,
+        name,
+        json: next === undefined ? null : json,
+      };
+      return [mutation];
+    });
+    const event: ChangeEvent = {
+      revision,
+      type: next === undefined ? 'DELETED' : old === undefined ? 'ADDED' : 'MODIFIED',
+      resource,
+      namespace,
+      name,
+      json,
+      ...(old !== undefined ? { previous: JSON.stringify(old) } : {}),
+    };
+    for (const listener of this.listeners) listener.committed(event, old, next, durable);
+    return { object: shown, durable };
+  }
+}
+
+/** Finalizers keep an object being deleted; a namespace also waits for spec.finalizers. */
+function isHeld(object: KubeObject): boolean {
+  if ((object.metadata.finalizers ?? []).length > 0) return true;
+  const spec = object.spec as { finalizers?: unknown[] } | undefined;
+  return object.kind === 'Namespace' && (spec?.finalizers ?? []).length > 0;
+}
+
+function managerOf(options: WriteOptions): string {
+  return options.fieldManager ?? 'unknown';
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  const x = a ?? [];
+  const y = b ?? [];
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** Equal but for the bookkeeping a no-op write would touch. */
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject) => {
+    const { managedFields: _m, resourceVersion: _r, ...meta } = o.metadata;
+    return JSON.stringify({ ...o, metadata: meta });
+  };
+  return strip(a) === strip(b) && JSON.stringify(fieldSets(a)) === JSON.stringify(fieldSets(b));
+}
+
+/** managedFields without their timestamps: a change of owner is a change; a new time is not. */
+function fieldSets(o: KubeObject): unknown {
+  return (o.metadata.managedFields ?? []).map(({ time: _t, ...rest }) => rest);
+}
+
+function notFound(type: ResourceType, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualifiedResource(type)} "${name}" not found`, {
+    name,
+    group: type.group,
+    kind: type.resource,
+  });
+}
+
+function conflict(type: ResourceType, name: string): ApiError {
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    { name, group: type.group, kind: type.resource },
+  );
+}
+
+/** Field selectors a kind supports beyond metadata.name and metadata.namespace. */
+function fieldsOf(type: ResourceType): Record<string, (o: KubeObject) => string | undefined> {
+  if (type.kind === 'Secret') return { type: (o) => o.type as string | undefined };
+  if (type.kind === 'Namespace') {
+    return { 'status.phase': (o) => (o.status as { phase?: string } | undefined)?.phase };
+  }
+  if (type.kind === 'Event') {
+    const involved = (o: KubeObject) =>
+      (o.involvedObject ?? {}) as Record<string, string | undefined>;
+    return {
+      'involvedObject.kind': (o) => involved(o).kind,
+      'involvedObject.name': (o) => involved(o).name,
+      'involvedObject.namespace': (o) => involved(o).namespace,
+      'involvedObject.uid': (o) => involved(o).uid,
+      reason: (o) => o.reason as string | undefined,
+      type: (o) => o.type as string | undefined,
+    };
+  }
+  return {};
+}
+
+// Continue tokens name the last key served; listing resumes after it.
+function encodeContinue(key: string): string {
+  return Buffer.from(JSON.stringify({ v: 1, after: key })).toString('base64url');
+}
+
+function decodeContinue(token: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+      after?: unknown;
+    };
+    if (typeof parsed.after === 'string') return parsed.after;
+  } catch {
+    // falls through to the error below
+  }
+  throw badRequest('continue key is not valid: illegal base64 data or malformed token');
+}

@@ -1,0 +1,205 @@
+// How each list and object of a kind merges, in one table keyed by path: the `patchStrategy`/
+// `patchMergeKey` tags of the built-in API types (which strategic merge patch follows) and
+// their `listType`/`listMapKey` markers (which server-side apply follows, and which the API
+// server derives from the same tags), plus the reading of a CRD schema's x-kubernetes-*
+// extensions into the same shape.
+import { isObject } from './util.js';
+
+/**
+ * The merge semantics of one field. Lists are atomic unless marked; objects are structs
+ * (their fields are named, not tracked as items) unless marked.
+ */
+export type FieldType =
+  /** Replaced whole by strategic merge patch; owned whole by apply. */
+  | { readonly list: 'atomic' }
+  /** Scalars merged by value (`patchStrategy:"merge"` without a key; `v:"x"` ownership). */
+  | { readonly list: 'set' }
+  /** Items merged by key (`patchMergeKey`, `x-kubernetes-list-map-keys`; `k:{...}` ownership). */
+  | { readonly list: 'map'; readonly keys: readonly string[] }
+  /**
+   * A struct. `alwaysPresent` marks a non-pointer Go struct field of a built-in kind: it
+   * exists even when empty, so creating it is not a change of its own.
+   */
+  | { readonly object: 'struct'; readonly alwaysPresent?: boolean }
+  /** additionalProperties: keys are items, owned one by one. */
+  | { readonly object: 'map' }
+  /** x-kubernetes-map-type: atomic. */
+  | { readonly object: 'atomic' }
+  /** x-kubernetes-preserve-unknown-fields without properties: nested objects are maps, lists atomic. */
+  | { readonly object: 'deduced' };
+
+/**
+ * Field types keyed by path: field names joined by `.`, `[]` for the items of a list, `*`
+ * for the values of a map (`spec.endpoints[].ports`, `spec.attributes.*.tags`).
+ */
+export type ListTypeInfo = Readonly<Record<string, FieldType>>;
+
+const ATOMIC = { list: 'atomic' } as const;
+const MAP = { object: 'map' } as const;
+const STRUCT = { object: 'struct', alwaysPresent: true } as const;
+const byKey = (...keys: string[]) => ({ list: 'map', keys }) as const;
+
+/** ObjectMeta, on every kind (custom resources too: the server's own schema for metadata). */
+const OBJECT_META: ListTypeInfo = {
+  'metadata.labels': MAP,
+  'metadata.annotations': MAP,
+  // patchStrategy:"merge" / listType=set
+  'metadata.finalizers': { list: 'set' },
+  // patchStrategy:"merge" patchMergeKey:"uid" / listType=map listMapKey=uid
+  'metadata.ownerReferences': byKey('uid'),
+  'metadata.managedFields': ATOMIC,
+};
+
+/** The built-in kinds the local control plane serves, by `apiVersion/kind`. */
+export const BUILTIN_FIELD_TYPES: Readonly<Record<string, ListTypeInfo>> = {
+  'v1/Namespace': {
+    spec: STRUCT,
+    // listType=atomic, no patch strategy
+    'spec.finalizers': ATOMIC,
+    status: STRUCT,
+    // patchStrategy:"merge" patchMergeKey:"type" / listType=map listMapKey=type
+    'status.conditions': byKey('type'),
+  },
+  'v1/ServiceAccount': {
+    // patchStrategy:"merge" patchMergeKey:"name"
+    secrets: byKey('name'),
+    // No patch strategy on ServiceAccount (only PodSpec's imagePullSecrets merges by name).
+    imagePullSecrets: ATOMIC,
+  },
+  'v1/Secret': { data: MAP, stringData: MAP },
+  'v1/ConfigMap': { data: MAP, binaryData: MAP },
+  'v1/ResourceQuota': {
+    spec: STRUCT,
+    'spec.hard': MAP,
+    'spec.scopes': ATOMIC,
+    'spec.scopeSelector.matchExpressions': ATOMIC,
+    status: STRUCT,
+    'status.hard': MAP,
+    'status.used': MAP,
+  },
+  'v1/LimitRange': {
+    spec: STRUCT,
+    // `Limits []LimitRangeItem json:"limits"`: no patch strategy, so replaced whole.
+    'spec.limits': ATOMIC,
+  },
+  'coordination.k8s.io/v1/Lease': { spec: STRUCT },
+  'v1/Event': { involvedObject: STRUCT, source: STRUCT },
+  'events.k8s.io/v1/Event': { regarding: STRUCT, deprecatedSource: STRUCT },
+};
+
+/** The field types of a kind: ObjectMeta's, the built-in table's, then the caller's. */
+export function fieldTypesOf(
+  apiVersion: unknown,
+  kind: unknown,
+  extra?: ListTypeInfo,
+): ListTypeInfo {
+  const builtin = BUILTIN_FIELD_TYPES[`${String(apiVersion)}/${String(kind)}`] ?? {};
+  return { ...OBJECT_META, ...builtin, ...extra };
+}
+
+export type ObjectKind = 'struct' | 'map' | 'atomic' | 'deduced';
+export type ListKind = 'atomic' | 'set' | { readonly keys: readonly string[] };
+
+/** A position in a kind's schema while walking an object. */
+export interface SchemaPos {
+  readonly path: string;
+  readonly deduced: boolean;
+}
+
+export const ROOT: SchemaPos = { path: '', deduced: false };
+
+export class Schema {
+  constructor(private readonly types: ListTypeInfo) {}
+
+  static of(apiVersion: unknown, kind: unknown, extra?: ListTypeInfo): Schema {
+    return new Schema(fieldTypesOf(apiVersion, kind, extra));
+  }
+
+  private at(pos: SchemaPos): FieldType | undefined {
+    if (pos.deduced || !Object.hasOwn(this.types, pos.path)) return undefined;
+    return this.types[pos.path];
+  }
+
+  objectKind(pos: SchemaPos): ObjectKind {
+    if (pos.deduced) return 'deduced';
+    const t = this.at(pos);
+    return t !== undefined && 'object' in t ? t.object : 'struct';
+  }
+
+  alwaysPresent(pos: SchemaPos): boolean {
+    const t = this.at(pos);
+    return t !== undefined && 'object' in t && t.object === 'struct' && t.alwaysPresent === true;
+  }
+
+  listKind(pos: SchemaPos): ListKind {
+    const t = this.at(pos);
+    if (t === undefined || !('list' in t) || t.list === 'atomic') return 'atomic';
+    return t.list === 'set' ? 'set' : { keys: t.keys };
+  }
+
+  field(pos: SchemaPos, name: string): SchemaPos {
+    const kind = this.objectKind(pos);
+    if (kind === 'map' || kind === 'deduced') {
+      return { path: join(pos.path, '*'), deduced: kind === 'deduced' };
+    }
+    return { path: join(pos.path, name), deduced: false };
+  }
+
+  item(pos: SchemaPos): SchemaPos {
+    return { path: `${pos.path}[]`, deduced: pos.deduced };
+  }
+}
+
+const join = (path: string, name: string) => (path === '' ? name : `${path}.${name}`);
+
+/**
+ * The field types a CRD's openAPIV3Schema declares: `x-kubernetes-list-type` (`map` with
+ * `x-kubernetes-list-map-keys`, `set`, `atomic`), `x-kubernetes-map-type`,
+ * `additionalProperties` and `x-kubernetes-preserve-unknown-fields`.
+ */
+export function fieldTypesFromSchema(openAPIV3Schema: unknown): ListTypeInfo {
+  const out: Record<string, FieldType> = {};
+  const walk = (node: unknown, path: string) => {
+    if (!isObject(node)) return;
+    const listType = node['x-kubernetes-list-type'];
+    if (node.type === 'array' || node.items !== undefined) {
+      if (listType === 'map') {
+        const keys = node['x-kubernetes-list-map-keys'];
+        out[path] = byKey(
+          ...(Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : []),
+        );
+      } else if (listType === 'set') {
+        out[path] = { list: 'set' };
+      } else if (path !== '') {
+        out[path] = ATOMIC;
+      }
+      walk(node.items, `${path}[]`);
+      return;
+    }
+    const properties = isObject(node.properties) ? node.properties : undefined;
+    if (node['x-kubernetes-map-type'] === 'atomic') {
+      out[path] = { object: 'atomic' };
+      return;
+    }
+    if (isObject(node.additionalProperties)) {
+      out[path] = MAP;
+      walk(node.additionalProperties, join(path, '*'));
+      return;
+    }
+    if (
+      node['x-kubernetes-preserve-unknown-fields'] === true &&
+      properties === undefined &&
+      path !== ''
+    ) {
+      out[path] = { object: 'deduced' };
+      return;
+    }
+    for (const [name, child] of Object.entries(properties ?? {})) {
+      // The server's own ObjectMeta schema governs metadata, whatever the CRD says.
+      if (path === '' && name === 'metadata') continue;
+      walk(child, join(path, name));
+    }
+  };
+  walk(openAPIV3Schema, '');
+  return out;
+}

@@ -1,0 +1,249 @@
+// The resource types the local control plane serves: the built-in kinds, and every kind a
+// registered CustomResourceDefinition defines. Answers discovery from the same table.
+import type { PrinterColumn } from './table.js';
+import { ApiError, type KubeObject } from './types.js';
+
+export interface ResourceType {
+  readonly group: string; // '' for the core group
+  readonly version: string;
+  readonly resource: string; // plural, as in URLs
+  readonly singular: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly hasStatus: boolean;
+  /** Built-ins here are schemaless; a custom resource carries its CRD's version schema. */
+  readonly schema?: Record<string, unknown>;
+  readonly printerColumns?: readonly PrinterColumn[];
+  readonly custom: boolean;
+  /** Name rule: most kinds take an RFC 1123 subdomain, namespaces a label. */
+  readonly nameRule: 'subdomain' | 'label';
+}
+
+export const apiVersionOf = (t: Pick<ResourceType, 'group' | 'version'>): string =>
+  t.group === '' ? t.version : `${t.group}/${t.version}`;
+
+/** Where a type's objects live in the store. */
+export const storageKeyOf = (t: Pick<ResourceType, 'group' | 'resource'>): string =>
+  `${t.group === '' ? 'core' : t.group}/${t.resource}`;
+
+/** `scopes.platform.nrn.dev`, the way errors name a resource. */
+export const qualifiedResource = (t: Pick<ResourceType, 'group' | 'resource'>): string =>
+  t.group === '' ? t.resource : `${t.resource}.${t.group}`;
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+function builtin(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  options: Partial<Pick<ResourceType, 'namespaced' | 'shortNames' | 'hasStatus' | 'nameRule'>> = {},
+): ResourceType {
+  return {
+    group,
+    version,
+    kind,
+    resource,
+    singular: kind.toLowerCase(),
+    listKind: `${kind}List`,
+    namespaced: options.namespaced ?? true,
+    shortNames: options.shortNames ?? [],
+    categories: [],
+    hasStatus: options.hasStatus ?? false,
+    custom: false,
+    nameRule: options.nameRule ?? 'subdomain',
+  };
+}
+
+export const BUILTIN_TYPES: readonly ResourceType[] = [
+  builtin('', 'v1', 'Namespace', 'namespaces', {
+    namespaced: false,
+    shortNames: ['ns'],
+    hasStatus: true,
+    nameRule: 'label',
+  }),
+  builtin('', 'v1', 'Secret', 'secrets'),
+  builtin('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] }),
+  builtin('', 'v1', 'Event', 'events', { shortNames: ['ev'] }),
+  builtin('', 'v1', 'ServiceAccount', 'serviceaccounts', { shortNames: ['sa'] }),
+  builtin('', 'v1', 'ResourceQuota', 'resourcequotas', { shortNames: ['quota'], hasStatus: true }),
+  builtin('', 'v1', 'LimitRange', 'limitranges', { shortNames: ['limits'] }),
+  builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+  builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', {
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    hasStatus: true,
+  }),
+];
+
+export const CRD_TYPE = BUILTIN_TYPES.find(
+  (t) => t.kind === 'CustomResourceDefinition',
+) as ResourceType;
+export const NAMESPACE_TYPE = BUILTIN_TYPES.find((t) => t.kind === 'Namespace') as ResourceType;
+
+interface CrdVersion {
+  name: string;
+  served?: boolean;
+  storage?: boolean;
+  schema?: { openAPIV3Schema?: Record<string, unknown> };
+  subresources?: { status?: unknown };
+  additionalPrinterColumns?: PrinterColumn[];
+}
+
+/** The resource types a (valid) CRD defines: one per served version. */
+export function typesOfCrd(crd: KubeObject): ResourceType[] {
+  const spec = crd.spec as {
+    group: string;
+    scope: string;
+    names: { kind: string; plural: string; singular?: string; listKind?: string };
+    versions: CrdVersion[];
+  } & { names: { shortNames?: string[]; categories?: string[] } };
+  return spec.versions
+    .filter((v) => v.served !== false)
+    .map((v) => ({
+      group: spec.group,
+      version: v.name,
+      kind: spec.names.kind,
+      resource: spec.names.plural,
+      singular: spec.names.singular ?? spec.names.kind.toLowerCase(),
+      listKind: spec.names.listKind ?? `${spec.names.kind}List`,
+      namespaced: spec.scope === 'Namespaced',
+      shortNames: spec.names.shortNames ?? [],
+      categories: spec.names.categories ?? [],
+      hasStatus: v.subresources?.status !== undefined,
+      ...(v.schema?.openAPIV3Schema ? { schema: v.schema.openAPIV3Schema } : {}),
+      // A CRD without columns still prints Name and Age, unlike a built-in kind.
+      printerColumns: v.additionalPrinterColumns ?? [],
+      custom: true,
+      nameRule: 'subdomain' as const,
+    }));
+}
+
+/** The live table of types, keyed by group/version/resource. */
+export class Registry {
+  private readonly types = new Map<string, ResourceType>();
+  private readonly byCrd = new Map<string, ResourceType[]>();
+  /** Bumped on every change, so discovery and OpenAPI caches know when to rebuild. */
+  generation = 0;
+
+  constructor() {
+    for (const t of BUILTIN_TYPES) this.types.set(this.key(t.group, t.version, t.resource), t);
+  }
+
+  private key(group: string, version: string, resource: string): string {
+    return `${group}/${version}/${resource}`;
+  }
+
+  lookup(group: string, version: string, resource: string): ResourceType | undefined {
+    return this.types.get(this.key(group, version, resource));
+  }
+
+  require(group: string, version: string, resource: string): ResourceType {
+    const found = this.lookup(group, version, resource);
+    if (found === undefined) {
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    }
+    return found;
+  }
+
+  all(): ResourceType[] {
+    return [...this.types.values()];
+  }
+
+  /** Every version of a resource (for storage: all versions share one key). */
+  setCrd(crdName: string, types: ResourceType[]): void {
+    this.removeCrd(crdName);
+    for (const t of types) this.types.set(this.key(t.group, t.version, t.resource), t);
+    this.byCrd.set(crdName, types);
+    this.generation++;
+  }
+
+  removeCrd(crdName: string): void {
+    for (const t of this.byCrd.get(crdName) ?? []) {
+      this.types.delete(this.key(t.group, t.version, t.resource));
+    }
+    if (this.byCrd.delete(crdName)) this.generation++;
+  }
+
+  /** Group versions in a stable order: core first, then groups by name. */
+  groupVersions(): Array<{ group: string; versions: string[] }> {
+    const groups = new Map<string, Set<string>>();
+    for (const t of this.types.values()) {
+      const versions = groups.get(t.group) ?? new Set<string>();
+      versions.add(t.version);
+      groups.set(t.group, versions);
+    }
+    return [...groups.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([group, versions]) => ({ group, versions: [...versions].sort().reverse() }));
+  }
+
+  // --- discovery documents ---------------------------------------------------------------
+
+  apiVersions(): Record<string, unknown> {
+    return {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }],
+    };
+  }
+
+  apiGroup(group: string): Record<string, unknown> | undefined {
+    const found = this.groupVersions().find((g) => g.group === group && group !== '');
+    if (found === undefined) return undefined;
+    const versions = found.versions.map((version) => ({
+      groupVersion: `${group}/${version}`,
+      version,
+    }));
+    return {
+      kind: 'APIGroup',
+      apiVersion: 'v1',
+      name: group,
+      versions,
+      preferredVersion: versions[0],
+    };
+  }
+
+  apiGroupList(): Record<string, unknown> {
+    const groups = this.groupVersions()
+      .filter((g) => g.group !== '')
+      .map((g) => this.apiGroup(g.group));
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+  }
+
+  apiResourceList(group: string, version: string): Record<string, unknown> | undefined {
+    const types = this.all().filter((t) => t.group === group && t.version === version);
+    if (types.length === 0) return undefined;
+    const resources = types
+      .sort((a, b) => (a.resource < b.resource ? -1 : 1))
+      .flatMap((t) => {
+        const main = {
+          name: t.resource,
+          singularName: t.singular,
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: VERBS,
+          ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+          ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+        };
+        if (!t.hasStatus) return [main];
+        const status = {
+          name: `${t.resource}/status`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: ['get', 'patch', 'update'],
+        };
+        return [main, status];
+      });
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: group === '' ? version : `${group}/${version}`,
+      resources,
+    };
+  }
+}

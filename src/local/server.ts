@@ -1,0 +1,558 @@
+// The HTTP face of the local control plane: authentication, URL routing to resource types
+// and verbs, discovery, OpenAPI, list and watch (as objects or as Tables).
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { Logger } from 'pino';
+import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
+import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
+import type { OpenApi } from './openapi.js';
+import { patchTypeOf } from './patch/index.js';
+import { apiVersionOf, type Registry, type ResourceType, storageKeyOf } from './registry.js';
+import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
+import { ApiError, badRequest, type KubeObject } from './types.js';
+import { type ChangeEvent, TooOldError, type WatchHub, WatchStream } from './watch.js';
+
+export const KUBERNETES_VERSION = { major: '1', minor: '32' };
+
+export interface ApiServerOptions {
+  token: string;
+  tls: { cert: string; key: string };
+  log: Logger;
+  /** Waits until every acknowledged write is durable, so reads never show a write a crash could lose. */
+  durable: () => Promise<void>;
+  /** How often a watch that asked for bookmarks gets one. */
+  bookmarkIntervalMs?: number;
+}
+
+interface Route {
+  type: ResourceType;
+  namespace: string | undefined;
+  name?: string;
+  subresource?: string;
+}
+
+const FIELD_VALIDATIONS = new Set(['Strict', 'Warn', 'Ignore']);
+
+export class ApiServer {
+  readonly server: Server;
+  private readonly token: Buffer;
+  private readonly streams = new Set<WatchStream>();
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly objects: Objects,
+    private readonly hub: WatchHub,
+    private readonly openapi: OpenApi,
+    private readonly options: ApiServerOptions,
+  ) {
+    this.token = Buffer.from(options.token);
+    this.server = createServer({ cert: options.tls.cert, key: options.tls.key }, (req, res) => {
+      this.handle(req, res).catch((error: unknown) => this.fail(res, error));
+    });
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  /** Ends every open watch, as a restarting server would: clients must re-watch. */
+  dropWatches(): void {
+    for (const stream of this.streams) stream.close();
+  }
+
+  private fail(res: ServerResponse, error: unknown): void {
+    if (error instanceof ApiError) {
+      sendError(res, error);
+      return;
+    }
+    this.options.log.error({ err: error }, 'request failed');
+    sendError(
+      res,
+      new ApiError(
+        500,
+        'InternalError',
+        'an error on the server prevented the request from succeeding',
+      ),
+    );
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (match === null) return false;
+    const given = Buffer.from(match[1] as string);
+    return given.length === this.token.length && timingSafeEqual(given, this.token);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://local');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (path === '/version') return sendJson(res, 200, this.version());
+    if (path === '/healthz' || path === '/livez' || path === '/readyz') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    if (!this.authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const segments = path
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
+    const [root, ...rest] = segments;
+    if (root === 'openapi') return this.serveOpenApi(res, rest);
+    if (root === 'api') {
+      if (rest.length === 0) return sendJson(res, 200, this.registry.apiVersions());
+      const [version, ...tail] = rest;
+      return this.serveGroupVersion(req, res, url, '', version as string, tail);
+    }
+    if (root === 'apis') {
+      if (rest.length === 0) return sendJson(res, 200, this.registry.apiGroupList());
+      const [group, version, ...tail] = rest;
+      if (version === undefined) {
+        const doc = this.registry.apiGroup(group as string);
+        if (doc === undefined) throw notFoundPath();
+        return sendJson(res, 200, doc);
+      }
+      return this.serveGroupVersion(req, res, url, group as string, version, tail);
+    }
+    throw notFoundPath();
+  }
+
+  private version(): Record<string, string> {
+    return {
+      ...KUBERNETES_VERSION,
+      gitVersion: `v${KUBERNETES_VERSION.major}.${KUBERNETES_VERSION.minor}.0-nrn-local`,
+      gitCommit: '',
+      gitTreeState: 'clean',
+      buildDate: '2026-01-01T00:00:00Z',
+      goVersion: 'n/a',
+      compiler: 'n/a',
+      platform: `${process.platform}/${process.arch}`,
+    };
+  }
+
+  private serveOpenApi(res: ServerResponse, rest: string[]): void {
+    const [version, ...path] = rest;
+    if (version !== 'v3') throw notFoundPath();
+    if (path.length === 0) {
+      sendJson(res, 200, this.openapi.root());
+      return;
+    }
+    const doc = this.openapi.document(path.join('/'));
+    if (doc === undefined) throw notFoundPath();
+    sendJson(res, 200, doc, { 'Cache-Control': 'public, immutable' });
+  }
+
+  private async serveGroupVersion(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    group: string,
+    version: string,
+    tail: string[],
+  ): Promise<void> {
+    if (tail.length === 0) {
+      const doc = this.registry.apiResourceList(group, version);
+      if (doc === undefined) throw notFoundPath();
+      return sendJson(res, 200, doc);
+    }
+    const route = this.route(group, version, tail);
+    const method = req.method ?? 'GET';
+    const q = url.searchParams;
+    if (route.name === undefined) {
+      if (method === 'GET') {
+        return isTrue(q.get('watch'))
+          ? this.watch(req, res, route, q)
+          : this.list(req, res, route, q);
+      }
+      if (method === 'POST') return this.create(req, res, route, q);
+      if (method === 'DELETE') return this.deleteCollection(req, res, route, q);
+      throw methodNotAllowed(method);
+    }
+    switch (method) {
+      case 'GET':
+        await this.options.durable();
+        return sendJson(res, 200, this.objects.get(route.type, route.namespace ?? '', route.name));
+      case 'PUT':
+        return this.update(req, res, route, q);
+      case 'PATCH':
+        return this.patch(req, res, route, q);
+      case 'DELETE':
+        return this.delete(req, res, route, q);
+      default:
+        throw methodNotAllowed(method);
+    }
+  }
+
+  /** Maps the path after `/api/v1` or `/apis/<g>/<v>` to a type, namespace, name, subresource. */
+  private route(group: string, version: string, tail: string[]): Route {
+    let namespace: string | undefined;
+    let rest = tail;
+    // `namespaces/<ns>/<plural>...` is namespaced; `namespaces/<name>[/status|/finalize]` is a namespace.
+    const namespaceItself =
+      group === '' &&
+      tail[0] === 'namespaces' &&
+      (tail.length <= 2 || (tail.length === 3 && (tail[2] === 'status' || tail[2] === 'finalize')));
+    if (tail[0] === 'namespaces' && tail.length >= 3 && !namespaceItself) {
+      namespace = tail[1];
+      rest = tail.slice(2);
+    }
+    const [plural, name, subresource, ...extra] = rest;
+    if (extra.length > 0 || plural === undefined) throw notFoundPath();
+    const type = this.registry.lookup(group, version, plural);
+    if (type === undefined) throw notFoundPath();
+    if (namespace !== undefined && !type.namespaced) throw notFoundPath();
+    if (namespace === undefined && type.namespaced && name !== undefined) throw notFoundPath();
+    if (subresource !== undefined) {
+      const allowed =
+        (subresource === 'status' && type.hasStatus) ||
+        (subresource === 'finalize' && type.kind === 'Namespace' && group === '');
+      if (!allowed) throw notFoundPath();
+    }
+    return {
+      type,
+      namespace,
+      ...(name !== undefined ? { name } : {}),
+      ...(subresource !== undefined ? { subresource } : {}),
+    };
+  }
+
+  // --- verbs ------------------------------------------------------------------------------
+
+  private writeOptions(q: URLSearchParams, req: IncomingMessage): WriteOptions {
+    const dryRun = q.getAll('dryRun');
+    for (const value of dryRun) {
+      if (value !== 'All')
+        throw badRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
+    }
+    const fieldValidation = q.get('fieldValidation') ?? 'Warn';
+    if (!FIELD_VALIDATIONS.has(fieldValidation)) {
+      throw badRequest(
+        `fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`,
+      );
+    }
+    const manager = q.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']);
+    if (manager.length > 128)
+      throw badRequest('fieldManager: Too long: may not be more than 128 bytes');
+    return {
+      fieldManager: manager,
+      fieldValidation: fieldValidation as FieldValidation,
+      dryRun: dryRun.length > 0,
+      warnings: [],
+    };
+  }
+
+  private async respond(
+    res: ServerResponse,
+    code: number,
+    written: { object: KubeObject; durable?: Promise<void> },
+    options: WriteOptions,
+  ): Promise<void> {
+    await written.durable;
+    const headers: Record<string, string> =
+      options.warnings.length > 0 ? { Warning: warningHeader(options.warnings) } : {};
+    sendJson(res, code, written.object, headers);
+  }
+
+  private async create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    if (route.type.namespaced && route.namespace === undefined) throw notFoundPath();
+    const body = parseBody(await readBody(req), req.headers['content-type']);
+    const options = this.writeOptions(q, req);
+    const written = this.objects.create(route.type, route.namespace ?? '', body, options);
+    await this.respond(res, 201, written, options);
+  }
+
+  private async update(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    const body = parseBody(await readBody(req), req.headers['content-type']);
+    const options = this.writeOptions(q, req);
+    const written = this.objects.update(
+      route.type,
+      route.namespace ?? '',
+      route.name as string,
+      body,
+      options,
+      route.subresource as Subresource | undefined,
+    );
+    await this.respond(res, 200, written, options);
+  }
+
+  private async patch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    const patchType = patchTypeOf(req.headers['content-type'], { strategic: !route.type.custom });
+    if (route.subresource === 'finalize') throw methodNotAllowed('PATCH');
+    const body = parseBody(await readBody(req), req.headers['content-type']);
+    const options = { ...this.writeOptions(q, req), force: isTrue(q.get('force')) };
+    if (patchType === 'apply' && q.get('fieldManager') === null) {
+      throw badRequest('PATCH requests with apply content type must have fieldManager set');
+    }
+    if (patchType !== 'apply' && q.has('force')) {
+      throw badRequest('force: Invalid value: force flag must only be set for apply requests');
+    }
+    const written = this.objects.patch(
+      route.type,
+      route.namespace ?? '',
+      route.name as string,
+      patchType,
+      body,
+      options,
+      route.subresource as 'status' | undefined,
+    );
+    await this.respond(res, written.created ? 201 : 200, written, options);
+  }
+
+  private async delete(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    const raw = await readBody(req);
+    const body = (raw.length > 0 ? parseBody(raw, req.headers['content-type']) : {}) as {
+      propagationPolicy?: string;
+      preconditions?: { uid?: string; resourceVersion?: string };
+      dryRun?: string[];
+    };
+    const policy = q.get('propagationPolicy') ?? body.propagationPolicy;
+    if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+      throw badRequest(
+        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      );
+    }
+    const dryRun = q.getAll('dryRun').length > 0 || (body.dryRun ?? []).length > 0;
+    const written = this.objects.delete(route.type, route.namespace ?? '', route.name as string, {
+      ...(policy !== undefined
+        ? { propagationPolicy: policy as 'Orphan' | 'Background' | 'Foreground' }
+        : {}),
+      ...(body.preconditions ? { preconditions: body.preconditions } : {}),
+      dryRun,
+    });
+    await written.durable;
+    sendJson(res, 200, written.object);
+  }
+
+  private async deleteCollection(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    await readBody(req);
+    const listed = this.objects.list(route.type, route.namespace, listOptions(q));
+    const dryRun = q.getAll('dryRun').length > 0;
+    const writes = listed.items.map((o) =>
+      this.objects.delete(route.type, o.metadata.namespace ?? '', o.metadata.name ?? '', {
+        dryRun,
+      }),
+    );
+    await Promise.all(writes.map((w) => w.durable));
+    sendJson(res, 200, {
+      kind: route.type.listKind,
+      apiVersion: apiVersionOf(route.type),
+      metadata: { resourceVersion: String(this.objects.revision) },
+      items: writes.map((w) => w.object),
+    });
+  }
+
+  private async list(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    await this.options.durable();
+    const result = this.objects.list(route.type, route.namespace, listOptions(q));
+    if (wantsTable(req.headers.accept)) {
+      const table = toTable(
+        result.items,
+        route.type.printerColumns ? [...route.type.printerColumns] : undefined,
+        {
+          includeObject: includeObjectOf(q),
+          resourceVersion: result.resourceVersion,
+          ...(result.continue !== undefined ? { continue: result.continue } : {}),
+          ...(result.remainingItemCount !== undefined
+            ? { remainingItemCount: result.remainingItemCount }
+            : {}),
+        },
+      );
+      return sendJson(res, 200, table);
+    }
+    sendJson(res, 200, {
+      kind: route.type.listKind,
+      apiVersion: apiVersionOf(route.type),
+      metadata: {
+        resourceVersion: result.resourceVersion,
+        ...(result.continue !== undefined
+          ? { continue: result.continue, remainingItemCount: result.remainingItemCount }
+          : {}),
+      },
+      items: result.items,
+    });
+  }
+
+  private async watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    const type = route.type;
+    const matches = this.objects.selector(type, listOptions(q));
+    const asTable = wantsTable(req.headers.accept);
+    const includeObject = includeObjectOf(q);
+    const rvParam = q.get('resourceVersion') ?? '';
+    const sendInitial = isTrue(q.get('sendInitialEvents'));
+    const timeout = parseTimeout(q.get('timeoutSeconds'));
+    await this.options.durable();
+    const stream = new WatchStream(res);
+    this.streams.add(stream);
+    stream.whenClosed(() => this.streams.delete(stream));
+    let headersSent = false;
+    const present = (object: KubeObject) => {
+      object.apiVersion = apiVersionOf(type);
+      if (!asTable) return object;
+      const table = toTable([object], type.printerColumns ? [...type.printerColumns] : undefined, {
+        includeObject,
+        resourceVersion: object.metadata.resourceVersion ?? '',
+        omitHeaders: headersSent,
+      });
+      headersSent = true;
+      return table;
+    };
+    const emit = (kind: string, object: KubeObject) => stream.send(kind, present(object));
+    let lastRevision = 0;
+    const deliver = (event: ChangeEvent): boolean => {
+      lastRevision = event.revision;
+      const now = JSON.parse(event.json) as KubeObject;
+      const before =
+        event.previous === undefined ? undefined : (JSON.parse(event.previous) as KubeObject);
+      const was = before !== undefined && matches(before);
+      const is = event.type !== 'DELETED' && matches(now);
+      // An object entering or leaving the selection is ADDED or DELETED for this watcher.
+      if (event.type === 'DELETED')
+        return was || matches(now) ? emit('DELETED', now) : stream.isOpen;
+      if (is && !was) return emit('ADDED', now);
+      if (is && was) return emit('MODIFIED', now);
+      if (!is && was) return emit('DELETED', now);
+      return stream.isOpen;
+    };
+    let from: number;
+    if (rvParam === '' || rvParam === '0' || sendInitial) {
+      const listed = this.objects.list(type, route.namespace, listOptions(q));
+      for (const object of listed.items) emit('ADDED', object);
+      from = Number(listed.resourceVersion);
+      if (sendInitial) {
+        stream.send('BOOKMARK', bookmark(type, listed.resourceVersion, true));
+      }
+    } else {
+      from = Number(rvParam);
+      if (!Number.isInteger(from) || from < 0) {
+        stream.send(
+          'ERROR',
+          new ApiError(400, 'BadRequest', `invalid resource version: ${rvParam}`).toStatus(),
+        );
+        stream.close();
+        return;
+      }
+    }
+    lastRevision = from;
+    try {
+      const unsubscribe = this.hub.subscribe(
+        {
+          resource: storageKeyOf(type),
+          namespace: type.namespaced ? route.namespace : undefined,
+          deliver,
+        },
+        from,
+      );
+      stream.whenClosed(unsubscribe);
+    } catch (error) {
+      if (!(error instanceof TooOldError)) throw error;
+      stream.send('ERROR', new ApiError(410, 'Expired', error.message).toStatus());
+      stream.close();
+      return;
+    }
+    const sendBookmark = () =>
+      stream.send('BOOKMARK', bookmark(type, String(Math.max(lastRevision, from)), false));
+    if (isTrue(q.get('allowWatchBookmarks'))) {
+      stream.every(this.options.bookmarkIntervalMs ?? 60_000, sendBookmark);
+    }
+    stream.after(timeout * 1000, () => {
+      if (isTrue(q.get('allowWatchBookmarks'))) sendBookmark();
+      stream.close();
+    });
+  }
+}
+
+function bookmark(
+  type: ResourceType,
+  resourceVersion: string,
+  initialEventsEnd: boolean,
+): Record<string, unknown> {
+  return {
+    kind: type.kind,
+    apiVersion: apiVersionOf(type),
+    metadata: {
+      resourceVersion,
+      ...(initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+    },
+  };
+}
+
+function listOptions(q: URLSearchParams) {
+  const limit = q.get('limit');
+  const parsedLimit = limit === null ? undefined : Number(limit);
+  if (parsedLimit !== undefined && (!Number.isInteger(parsedLimit) || parsedLimit < 0)) {
+    throw badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+  }
+  return {
+    ...(q.get('labelSelector') !== null ? { labelSelector: q.get('labelSelector') as string } : {}),
+    ...(q.get('fieldSelector') !== null ? { fieldSelector: q.get('fieldSelector') as string } : {}),
+    ...(parsedLimit !== undefined ? { limit: parsedLimit } : {}),
+    ...(q.get('continue') ? { continue: q.get('continue') as string } : {}),
+  };
+}
+
+function includeObjectOf(q: URLSearchParams): IncludeObject {
+  return parseIncludeObject(q.get('includeObject') ?? undefined);
+}
+
+/** Watches end on their own, as on a real server, so clients re-watch and never stall. */
+function parseTimeout(value: string | null): number {
+  if (value === null) return 1800 + Math.floor(Math.random() * 1800);
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 0)
+    throw badRequest(`timeoutSeconds: Invalid value: "${value}"`);
+  return seconds === 0 ? 1800 : seconds;
+}
+
+const isTrue = (v: string | null) => v === 'true' || v === '1';
+
+/** The real server names an unnamed manager after the client's user agent, up to its first '/'. */
+function managerFromUserAgent(agent: string | undefined): string {
+  const name = (agent ?? 'unknown').split('/')[0]?.trim();
+  return name === undefined || name === '' ? 'unknown' : name.slice(0, 128);
+}
+
+function notFoundPath(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+function methodNotAllowed(method: string): ApiError {
+  return new ApiError(
+    405,
+    'MethodNotAllowed',
+    `the server does not allow this method on the requested resource (${method})`,
+  );
+}

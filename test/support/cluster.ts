@@ -1,0 +1,98 @@
+// "A cluster" for the integration suite: the cluster KUBECONFIG names when it is set, k3s in
+// a container when a Docker engine answers and NRN_TEST_K3S=1, and otherwise the local
+// control plane, started in-process on a free port with a fresh data directory.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startControlPlane } from '../../src/local/index.js';
+
+export interface TestCluster {
+  /** What runs it: tests that need the local control plane itself skip elsewhere. */
+  readonly kind: 'local' | 'kubeconfig' | 'k3s';
+  readonly kubeconfigPath: string;
+  /** Waits for background work of the local control plane (garbage collection); no-op elsewhere. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(): Promise<TestCluster> {
+  const external = process.env.KUBECONFIG;
+  if (external !== undefined && external !== '') {
+    return {
+      kind: 'kubeconfig',
+      kubeconfigPath: external,
+      settle: async () => {},
+      close: async () => {},
+    };
+  }
+  if (process.env.NRN_TEST_K3S === '1') return startK3s();
+  const dataDir = await mkdtemp(join(tmpdir(), 'nrn-local-'));
+  const plane = await startControlPlane({ dataDir, fsync: false, bookmarkIntervalMs: 1000 });
+  return {
+    kind: 'local',
+    kubeconfigPath: plane.kubeconfigPath,
+    settle: () => plane.idle(),
+    close: async () => {
+      await plane.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startK3s(): Promise<TestCluster> {
+  const { K3sContainer } = await import('@testcontainers/k3s');
+  const { writeFile } = await import('node:fs/promises');
+  const container = await new K3sContainer('rancher/k3s:v1.32.3-k3s1').start();
+  const dir = await mkdtemp(join(tmpdir(), 'nrn-k3s-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigPath, container.getKubeConfig(), { mode: 0o600 });
+  return {
+    kind: 'k3s',
+    kubeconfigPath,
+    settle: async () => {},
+    close: async () => {
+      await container.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const run = promisify(execFile);
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/** Runs the real kubectl on the PATH against the cluster; never throws on a non-zero exit. */
+export async function kubectl(
+  cluster: TestCluster,
+  args: string[],
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<KubectlResult> {
+  const child = run('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...args], {
+    timeout: options.timeoutMs ?? 30_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (options.input !== undefined) {
+    child.child.stdin?.end(options.input);
+  }
+  try {
+    const { stdout, stderr } = await child;
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; code?: number | string };
+    return {
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? '',
+      code: typeof e.code === 'number' ? e.code : 1,
+    };
+  }
+}
+
+/** A namespace name no other test uses. */
+export const uniqueName = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
