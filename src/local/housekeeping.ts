@@ -63,6 +63,13 @@ export class Housekeeping implements WriteListener {
       ns.spec = { ...((ns.spec as object | undefined) ?? {}), finalizers };
       if (old === undefined) ns.status = { phase: 'Active' };
     });
+    // Defaults the real API server sets on built-in kinds that clients rely on.
+    const secret = registry.lookup('', 'v1', 'secrets');
+    if (secret !== undefined) {
+      objects.onPrepare(secret, (object) => {
+        object.type ??= 'Opaque';
+      });
+    }
     objects.listen(this);
   }
 
@@ -100,7 +107,7 @@ export class Housekeeping implements WriteListener {
       this.afterDelete(event, before);
       return;
     }
-    const type = this.registry.all().find((t) => storageKeyOf(t) === event.resource);
+    const type = this.registry.forStorageKey(event.resource);
     if (type !== undefined) this.resume(type, after);
   }
 
@@ -186,7 +193,7 @@ export class Housekeeping implements WriteListener {
   }
 
   private typeOf(resource: string): ResourceType | undefined {
-    return this.registry.all().find((t) => storageKeyOf(t) === resource);
+    return this.registry.forStorageKey(resource);
   }
 
   // --- the work loop ----------------------------------------------------------------------

@@ -1,23 +1,35 @@
-// HTTP plumbing of the local control plane: request bodies (JSON or YAML, size-limited),
-// answers as JSON, and Status errors.
+// HTTP plumbing of the local control plane: request bodies (JSON, YAML or Kubernetes protobuf,
+// size-limited), answers as JSON, and Status errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { decodeKubeProtobuf } from './protobuf.js';
 import { ApiError } from './types.js';
 
 /** The real API server refuses request bodies over 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  // Events rather than an async iterator: this runs on every write, and iterators cost more.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
+    );
+    req.once('error', reject);
+  });
 }
 
 function tooLarge(limit: number): ApiError {
@@ -28,16 +40,20 @@ function tooLarge(limit: number): ApiError {
   );
 }
 
-/** Parses a body as JSON, or YAML when the client says so (apply-patch+yaml, application/yaml). */
+/**
+ * Parses a body as JSON, YAML when the client says so (apply-patch+yaml, application/yaml), or
+ * Kubernetes protobuf, which kubectl's typed commands (create namespace, create secret ...) send.
+ */
 export function parseBody(body: Buffer, contentType: string | undefined): unknown {
-  if (/protobuf|cbor/i.test(contentType ?? '')) {
-    // JSON and YAML only: clients that can fall back to JSON do so on a 415.
+  if (/cbor/i.test(contentType ?? '')) {
+    // Clients that can fall back to JSON do so on a 415.
     throw new ApiError(
       415,
       'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
     );
   }
+  if (/protobuf/i.test(contentType ?? '')) return decodeKubeProtobuf(body);
   const text = body.toString('utf8');
   if (text.trim() === '') throw new ApiError(400, 'BadRequest', 'the request body is empty');
   const yaml = /yaml/i.test(contentType ?? '');

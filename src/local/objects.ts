@@ -35,7 +35,7 @@ import { type CompiledSchema, compileSchema } from './schema/validate.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Mutation, Store } from './storage/store.js';
 import { ApiError, badRequest, type KubeObject, type StatusCause } from './types.js';
-import type { ChangeEvent } from './watch.js';
+import { ChangeEvent } from './watch.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 /** `finalize` exists on namespaces only: the one way to change spec.finalizers. */
@@ -83,6 +83,8 @@ export interface WriteListener {
 
 export interface Written {
   object: KubeObject;
+  /** The object as stored, when this write stored it: the response body, serialized once. */
+  json?: string;
   /** Resolves once the write is on disk; undefined when nothing was written. */
   durable?: Promise<void>;
 }
@@ -94,6 +96,10 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export class Objects {
   private readonly schemas = new WeakMap<ResourceType, CompiledSchema>();
   private readonly fieldTypes = new WeakMap<ResourceType, ListTypeInfo>();
+  /** The stored JSON an object was decoded from, so a write need not serialize it again. */
+  private readonly stored = new WeakMap<KubeObject, string>();
+  /** Whether each namespace is terminating, by the revision it was read at. */
+  private readonly namespaces = new Map<string, { revision: number; terminating: boolean }>();
   private readonly listeners: WriteListener[] = [];
   /** Hooks a kind adds to its writes (namespaces, CRDs). */
   private readonly prepare = new Map<
@@ -128,6 +134,7 @@ export class Objects {
   private decode(type: ResourceType, json: string): KubeObject {
     const object = JSON.parse(json) as KubeObject;
     object.apiVersion = apiVersionOf(type);
+    this.stored.set(object, json);
     return object;
   }
 
@@ -208,7 +215,7 @@ export class Objects {
     const name = meta.name;
     this.checkName(type, name);
     if (type.namespaced) this.checkNamespaceOpen(namespace);
-    if (this.find(type, namespace, name) !== undefined) {
+    if (this.store.get(storageKeyOf(type), type.namespaced ? namespace : '', name) !== undefined) {
       throw new ApiError(
         409,
         'AlreadyExists',
@@ -485,7 +492,8 @@ export class Objects {
   /** The body as an object of this type, with kind, apiVersion and namespace checked. */
   private checkBody(type: ResourceType, namespace: string, body: unknown): KubeObject {
     if (!isObject(body)) throw badRequest('the request body must be a JSON object');
-    const object = clone(body) as KubeObject;
+    // Bodies are parsed per request (or cloned by internal callers), so they are ours to change.
+    const object = body as KubeObject;
     const apiVersion = apiVersionOf(type);
     if (object.kind !== undefined && object.kind !== type.kind) {
       throw badRequest(
@@ -526,9 +534,18 @@ export class Objects {
   }
 
   private checkNamespaceOpen(namespace: string): void {
-    const ns = this.find(NAMESPACE_TYPE, '', namespace);
-    if (ns === undefined) throw notFound(NAMESPACE_TYPE, namespace);
-    if (ns.metadata.deletionTimestamp !== undefined) {
+    const entry = this.store.get(storageKeyOf(NAMESPACE_TYPE), '', namespace);
+    if (entry === undefined) throw notFound(NAMESPACE_TYPE, namespace);
+    let known = this.namespaces.get(namespace);
+    if (known?.revision !== entry.revision) {
+      const ns = JSON.parse(entry.json) as KubeObject;
+      known = {
+        revision: entry.revision,
+        terminating: ns.metadata.deletionTimestamp !== undefined,
+      };
+      this.namespaces.set(namespace, known);
+    }
+    if (known.terminating) {
       throw new ApiError(
         403,
         'Forbidden',
@@ -632,17 +649,17 @@ export class Objects {
       };
       return [mutation];
     });
-    const event: ChangeEvent = {
+    const event = new ChangeEvent(
       revision,
-      type: next === undefined ? 'DELETED' : old === undefined ? 'ADDED' : 'MODIFIED',
+      next === undefined ? 'DELETED' : old === undefined ? 'ADDED' : 'MODIFIED',
       resource,
       namespace,
       name,
       json,
-      ...(old !== undefined ? { previous: JSON.stringify(old) } : {}),
-    };
+      old === undefined ? undefined : (this.stored.get(old) ?? JSON.stringify(old)),
+    );
     for (const listener of this.listeners) listener.committed(event, old, next, durable);
-    return { object: shown, durable };
+    return { object: shown, json, durable };
   }
 }
 

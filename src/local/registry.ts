@@ -137,6 +137,20 @@ export class Registry {
     return `${group}/${version}/${resource}`;
   }
 
+  private byStorage = new Map<string, ResourceType>();
+  private byStorageAt = -1;
+
+  /** A type stored under `key` (any of its versions): what a stored object is read as. */
+  forStorageKey(key: string): ResourceType | undefined {
+    if (this.byStorageAt !== this.generation) {
+      this.byStorage = new Map();
+      for (const t of this.types.values())
+        if (!this.byStorage.has(storageKeyOf(t))) this.byStorage.set(storageKeyOf(t), t);
+      this.byStorageAt = this.generation;
+    }
+    return this.byStorage.get(key);
+  }
+
   lookup(group: string, version: string, resource: string): ResourceType | undefined {
     return this.types.get(this.key(group, version, resource));
   }

@@ -2,20 +2,53 @@
 // it, live fan-out of new changes, and the HTTP stream each watcher reads (bounded: a watcher
 // that cannot keep up is cut off and must re-watch, as the real API server does).
 import type { ServerResponse } from 'node:http';
+import type { KubeObject } from './types.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface ChangeEvent {
-  readonly revision: number;
-  readonly type: EventType;
-  /** Storage key of the resource (`group/plural`). */
-  readonly resource: string;
-  readonly namespace: string;
-  readonly name: string;
-  /** The object after the change (for DELETED: as it was last, at the deleting revision). */
-  readonly json: string;
-  /** The object before the change, to tell when it enters or leaves a watcher's selector. */
-  readonly previous?: string;
+/**
+ * One committed change. Watchers share it: it parses its JSON at most once and builds each
+ * wire line at most once, however many watchers receive it.
+ */
+export class ChangeEvent {
+  private parsed: KubeObject | undefined;
+  private parsedPrevious: KubeObject | undefined;
+  private readonly lines = new Map<string, string>();
+
+  constructor(
+    readonly revision: number,
+    readonly type: EventType,
+    /** Storage key of the resource (`group/plural`). */
+    readonly resource: string,
+    readonly namespace: string,
+    readonly name: string,
+    /** The object after the change (for DELETED: as it was last, at the deleting revision). */
+    readonly json: string,
+    /** The object before the change, to tell when it enters or leaves a watcher's selector. */
+    readonly previous?: string,
+  ) {}
+
+  /** The object, parsed once and shared: read it, never change it. */
+  object(): KubeObject {
+    this.parsed ??= JSON.parse(this.json) as KubeObject;
+    return this.parsed;
+  }
+
+  previousObject(): KubeObject | undefined {
+    if (this.previous === undefined) return undefined;
+    this.parsedPrevious ??= JSON.parse(this.previous) as KubeObject;
+    return this.parsedPrevious;
+  }
+
+  /** `{"type":…,"object":…}` and a newline: the watch wire format, for this event as `type`. */
+  line(type: string): string {
+    let line = this.lines.get(type);
+    if (line === undefined) {
+      line = `{"type":"${type}","object":${this.json}}\n`;
+      this.lines.set(type, line);
+    }
+    return line;
+  }
 }
 
 export interface Watcher {
@@ -123,8 +156,12 @@ export class WatchStream {
 
   /** Writes one event; false when the stream is closed or cut off for being too slow. */
   send(type: string, object: unknown): boolean {
+    return this.sendLine(`{"type":${JSON.stringify(type)},"object":${JSON.stringify(object)}}\n`);
+  }
+
+  /** Writes one prepared wire line (see ChangeEvent.line). */
+  sendLine(line: string): boolean {
     if (this.closed) return false;
-    const line = `{"type":${JSON.stringify(type)},"object":${typeof object === 'string' ? object : JSON.stringify(object)}}\n`;
     this.res.write(line);
     if (this.res.writableLength > this.maxBuffer) {
       // A slow reader must not grow our memory without bound: drop it; it will re-watch.

@@ -305,6 +305,35 @@ describe('kubectl against the cluster', () => {
     ]);
   });
 
+  it('creates built-in kinds with kubectl create, which sends protobuf', async () => {
+    const extra = uniqueName('typed');
+    expect(await ok(['create', 'namespace', extra])).toBe(`namespace/${extra} created\n`);
+    await ok([
+      'create',
+      'configmap',
+      'conf',
+      '-n',
+      extra,
+      '--from-literal=a=b',
+      '--from-literal=c=d',
+    ]);
+    await ok(['create', 'secret', 'generic', 'sec', '-n', extra, '--from-literal=token=s3cret']);
+    await ok(['create', 'serviceaccount', 'robot', '-n', extra]);
+    await ok(['create', 'quota', 'q', '-n', extra, '--hard=cpu=2,memory=1Gi']);
+    const conf = parse(await ok(['get', 'configmap', 'conf', '-n', extra, '-o', 'yaml']));
+    expect(conf.data).toEqual({ a: 'b', c: 'd' });
+    const sec = parse(await ok(['get', 'secret', 'sec', '-n', extra, '-o', 'yaml']));
+    expect(Buffer.from(sec.data.token, 'base64').toString()).toBe('s3cret');
+    const quota = parse(await ok(['get', 'resourcequota', 'q', '-n', extra, '-o', 'yaml']));
+    expect(quota.spec.hard).toEqual({ cpu: '2', memory: '1Gi' });
+    expect(await ok(['get', 'serviceaccount', 'robot', '-n', extra, '-o', 'name'])).toBe(
+      'serviceaccount/robot\n',
+    );
+    const again = await kubectl(cluster, ['create', 'namespace', extra]);
+    expect(again.stderr).toContain(`namespaces "${extra}" already exists`);
+    await ok(['delete', 'namespace', extra, '--wait=false']);
+  });
+
   it('removes the dependents of a deleted owner, and the contents of a deleted namespace', async () => {
     const gcNs = uniqueName('gc');
     await ok(

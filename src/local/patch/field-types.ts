@@ -111,8 +111,23 @@ export const ROOT: SchemaPos = { path: '', deduced: false };
 export class Schema {
   constructor(private readonly types: ListTypeInfo) {}
 
+  // Every write asks for its kind's schema; building one merges tables, so keep them.
+  private static readonly plain = new Map<string, Schema>();
+  private static readonly withExtra = new WeakMap<ListTypeInfo, Map<string, Schema>>();
+
   static of(apiVersion: unknown, kind: unknown, extra?: ListTypeInfo): Schema {
-    return new Schema(fieldTypesOf(apiVersion, kind, extra));
+    const key = `${String(apiVersion)}/${String(kind)}`;
+    let cache = Schema.plain;
+    if (extra !== undefined) {
+      cache = Schema.withExtra.get(extra) ?? new Map<string, Schema>();
+      Schema.withExtra.set(extra, cache);
+    }
+    let schema = cache.get(key);
+    if (schema === undefined) {
+      schema = new Schema(fieldTypesOf(apiVersion, kind, extra));
+      cache.set(key, schema);
+    }
+    return schema;
   }
 
   private at(pos: SchemaPos): FieldType | undefined {

@@ -1,0 +1,654 @@
+// Decoding Kubernetes protobuf request bodies (kubectl's typed commands) into JSON objects.
+import { ApiError, type KubeObject, type ObjectMeta } from './types.js';
+
+/*
+ * Field numbers come from the generated.proto files of kubernetes/kubernetes:
+ *   staging/src/k8s.io/apimachinery/pkg/runtime/generated.proto        (Unknown, TypeMeta)
+ *   staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto   (ObjectMeta, OwnerReference,
+ *                                                  ManagedFieldsEntry, FieldsV1, Time, MicroTime)
+ *   staging/src/k8s.io/apimachinery/pkg/api/resource/generated.proto   (Quantity)
+ *   staging/src/k8s.io/api/core/v1/generated.proto                     (the core/v1 kinds)
+ *   staging/src/k8s.io/api/coordination/v1/generated.proto            (Lease)
+ *
+ * Go's protobuf code writes every non-pointer field, zero or not (kubectl sends `generateName: ""`,
+ * `generation: 0`), while Go's JSON drops zero values of `omitempty` fields. To produce the JSON
+ * kubectl would have sent, a present zero scalar is dropped unless the Go field is a pointer or has
+ * no `omitempty` (`keepZero`); an absent field is always left out; a present message is kept even
+ * when empty (`spec: {}`), as Go's JSON never omits a struct value.
+ */
+
+/** `k8s\0`: what every Kubernetes protobuf body starts with. */
+const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
+export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
+
+type Scalar =
+  | 'string'
+  | 'bytes'
+  | 'bool'
+  | 'int32'
+  | 'int64'
+  | 'time'
+  | 'microTime'
+  | 'quantity'
+  | 'fieldsV1';
+
+interface FieldSpec {
+  readonly name: string;
+  readonly type: Scalar | MessageSpec;
+  /** `one` is a plain field, `list` a repeated one, `map` a map<string, type>. */
+  readonly shape: 'one' | 'list' | 'map';
+  readonly keepZero: boolean;
+}
+
+class MessageSpec {
+  readonly byNumber: ReadonlyMap<number, FieldSpec>;
+  /** Go struct order, so the JSON reads as Go would write it. */
+  readonly order: readonly FieldSpec[];
+
+  constructor(fields: readonly (readonly [number, FieldSpec])[]) {
+    this.byNumber = new Map(fields);
+    this.order = fields.map(([, field]) => field);
+  }
+}
+
+const one = (name: string, type: Scalar | MessageSpec, keepZero = false): FieldSpec => ({
+  name,
+  type,
+  shape: 'one',
+  keepZero,
+});
+const list = (name: string, type: Scalar | MessageSpec): FieldSpec => ({
+  name,
+  type,
+  shape: 'list',
+  keepZero: false,
+});
+const map = (name: string, type: Scalar): FieldSpec => ({
+  name,
+  type,
+  shape: 'map',
+  keepZero: false,
+});
+
+// meta/v1
+
+const ownerReference = new MessageSpec([
+  [5, one('apiVersion', 'string', true)],
+  [1, one('kind', 'string', true)],
+  [3, one('name', 'string', true)],
+  [4, one('uid', 'string', true)],
+  [6, one('controller', 'bool', true)],
+  [7, one('blockOwnerDeletion', 'bool', true)],
+]);
+
+const managedFieldsEntry = new MessageSpec([
+  [1, one('manager', 'string')],
+  [2, one('operation', 'string')],
+  [3, one('apiVersion', 'string')],
+  [4, one('time', 'time')],
+  [6, one('fieldsType', 'string')],
+  [7, one('fieldsV1', 'fieldsV1')],
+  [8, one('subresource', 'string')],
+]);
+
+const objectMeta = new MessageSpec([
+  [1, one('name', 'string')],
+  [2, one('generateName', 'string')],
+  [3, one('namespace', 'string')],
+  [4, one('selfLink', 'string')],
+  [5, one('uid', 'string')],
+  [6, one('resourceVersion', 'string')],
+  [7, one('generation', 'int64')],
+  [8, one('creationTimestamp', 'time')],
+  [9, one('deletionTimestamp', 'time')],
+  [10, one('deletionGracePeriodSeconds', 'int64', true)],
+  [11, map('labels', 'string')],
+  [12, map('annotations', 'string')],
+  [13, list('ownerReferences', ownerReference)],
+  [14, list('finalizers', 'string')],
+  [17, list('managedFields', managedFieldsEntry)],
+]);
+
+// core/v1
+
+const objectReference = new MessageSpec([
+  [1, one('kind', 'string')],
+  [2, one('namespace', 'string')],
+  [3, one('name', 'string')],
+  [4, one('uid', 'string')],
+  [5, one('apiVersion', 'string')],
+  [6, one('resourceVersion', 'string')],
+  [7, one('fieldPath', 'string')],
+]);
+
+const localObjectReference = new MessageSpec([[1, one('name', 'string')]]);
+
+const namespaceCondition = new MessageSpec([
+  [1, one('type', 'string', true)],
+  [2, one('status', 'string', true)],
+  [4, one('lastTransitionTime', 'time')],
+  [5, one('reason', 'string')],
+  [6, one('message', 'string')],
+]);
+
+const namespace = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('spec', new MessageSpec([[1, list('finalizers', 'string')]]))],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, one('phase', 'string')],
+        [2, list('conditions', namespaceCondition)],
+      ]),
+    ),
+  ],
+]);
+
+const configMap = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [4, one('immutable', 'bool', true)],
+  [2, map('data', 'string')],
+  [3, map('binaryData', 'bytes')],
+]);
+
+const secret = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [5, one('immutable', 'bool', true)],
+  [2, map('data', 'bytes')],
+  [4, map('stringData', 'string')],
+  [3, one('type', 'string')],
+]);
+
+const serviceAccount = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, list('secrets', objectReference)],
+  [3, list('imagePullSecrets', localObjectReference)],
+  [4, one('automountServiceAccountToken', 'bool', true)],
+]);
+
+const scopeSelector = new MessageSpec([
+  [
+    1,
+    list(
+      'matchExpressions',
+      new MessageSpec([
+        [1, one('scopeName', 'string', true)],
+        [2, one('operator', 'string', true)],
+        [3, list('values', 'string')],
+      ]),
+    ),
+  ],
+]);
+
+const resourceQuota = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, map('hard', 'quantity')],
+        [2, list('scopes', 'string')],
+        [3, one('scopeSelector', scopeSelector)],
+      ]),
+    ),
+  ],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, map('hard', 'quantity')],
+        [2, map('used', 'quantity')],
+      ]),
+    ),
+  ],
+]);
+
+const limitRangeItem = new MessageSpec([
+  [1, one('type', 'string')],
+  [2, map('max', 'quantity')],
+  [3, map('min', 'quantity')],
+  [4, map('default', 'quantity')],
+  [5, map('defaultRequest', 'quantity')],
+  [6, map('maxLimitRequestRatio', 'quantity')],
+]);
+
+const limitRange = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('spec', new MessageSpec([[1, list('limits', limitRangeItem)]]))],
+]);
+
+const event = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('involvedObject', objectReference)],
+  [3, one('reason', 'string')],
+  [4, one('message', 'string')],
+  [
+    5,
+    one(
+      'source',
+      new MessageSpec([
+        [1, one('component', 'string')],
+        [2, one('host', 'string')],
+      ]),
+    ),
+  ],
+  [6, one('firstTimestamp', 'time')],
+  [7, one('lastTimestamp', 'time')],
+  [8, one('count', 'int32')],
+  [9, one('type', 'string')],
+  [10, one('eventTime', 'microTime')],
+  [
+    11,
+    one(
+      'series',
+      new MessageSpec([
+        [1, one('count', 'int32')],
+        [2, one('lastObservedTime', 'microTime')],
+      ]),
+    ),
+  ],
+  [12, one('action', 'string')],
+  [13, one('related', objectReference)],
+  [14, one('reportingComponent', 'string', true)],
+  [15, one('reportingInstance', 'string', true)],
+]);
+
+// coordination.k8s.io/v1: every LeaseSpec field is a pointer in Go.
+
+const lease = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, one('holderIdentity', 'string', true)],
+        [2, one('leaseDurationSeconds', 'int32', true)],
+        [3, one('acquireTime', 'microTime', true)],
+        [4, one('renewTime', 'microTime', true)],
+        [5, one('leaseTransitions', 'int32', true)],
+        [6, one('strategy', 'string', true)],
+        [7, one('preferredHolder', 'string', true)],
+      ]),
+    ),
+  ],
+]);
+
+/** The kinds whose protobuf bodies are understood, by `apiVersion/kind`. */
+const KINDS: ReadonlyMap<string, MessageSpec> = new Map([
+  ['v1/Namespace', namespace],
+  ['v1/ConfigMap', configMap],
+  ['v1/Secret', secret],
+  ['v1/ServiceAccount', serviceAccount],
+  ['v1/ResourceQuota', resourceQuota],
+  ['v1/LimitRange', limitRange],
+  ['v1/Event', event],
+  ['coordination.k8s.io/v1/Lease', lease],
+]);
+
+export const PROTOBUF_KINDS: readonly string[] = [...KINDS.keys()];
+
+/**
+ * Decodes a Kubernetes protobuf body (magic, `runtime.Unknown` envelope, the kind's own message)
+ * into the JSON object Go would have written for it.
+ */
+export function decodeKubeProtobuf(body: Buffer): KubeObject {
+  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw new ApiError(
+      400,
+      'BadRequest',
+      `the request body is not Kubernetes protobuf: it does not start with the "k8s\\x00" prefix`,
+    );
+  }
+  const envelope = readEnvelope(body.subarray(MAGIC.length));
+  if (envelope.contentEncoding !== '') {
+    throw unsupported(`protobuf content encoding "${envelope.contentEncoding}" is not supported`);
+  }
+  if (envelope.contentType !== '' && envelope.contentType !== PROTOBUF_MEDIA_TYPE) {
+    throw unsupported(`protobuf envelope content type "${envelope.contentType}" is not supported`);
+  }
+  const { apiVersion, kind } = envelope;
+  if (apiVersion === '' || kind === '') {
+    throw malformed('the envelope has no apiVersion or kind');
+  }
+  const spec = KINDS.get(`${apiVersion}/${kind}`);
+  if (spec === undefined) {
+    throw unsupported(
+      `protobuf bodies of kind ${kind} (${apiVersion}) are not supported - send it as application/json; ` +
+        `protobuf is decoded for: ${PROTOBUF_KINDS.join(', ')}`,
+    );
+  }
+  const { metadata, ...rest } = decodeMessage(envelope.raw, spec, '');
+  return { kind, apiVersion, metadata: (metadata ?? {}) as ObjectMeta, ...rest };
+}
+
+interface Envelope {
+  apiVersion: string;
+  kind: string;
+  raw: Uint8Array;
+  contentEncoding: string;
+  contentType: string;
+}
+
+/** runtime.Unknown{typeMeta=1{apiVersion=1, kind=2}, raw=2, contentEncoding=3, contentType=4}. */
+function readEnvelope(bytes: Uint8Array): Envelope {
+  const envelope: Envelope = {
+    apiVersion: '',
+    kind: '',
+    raw: new Uint8Array(),
+    contentEncoding: '',
+    contentType: '',
+  };
+  const reader = new Reader(bytes, 'the envelope');
+  while (!reader.done) {
+    const { field, wire } = reader.tag();
+    if (field === 1 && wire === LEN) {
+      const typeMeta = new Reader(reader.bytes(), 'the envelope typeMeta');
+      while (!typeMeta.done) {
+        const tag = typeMeta.tag();
+        if (tag.field === 1 && tag.wire === LEN) envelope.apiVersion = utf8(typeMeta.bytes());
+        else if (tag.field === 2 && tag.wire === LEN) envelope.kind = utf8(typeMeta.bytes());
+        else typeMeta.skip(tag.wire);
+      }
+    } else if (field === 2 && wire === LEN) envelope.raw = reader.bytes();
+    else if (field === 3 && wire === LEN) envelope.contentEncoding = utf8(reader.bytes());
+    else if (field === 4 && wire === LEN) envelope.contentType = utf8(reader.bytes());
+    else reader.skip(wire);
+  }
+  return envelope;
+}
+
+function decodeMessage(
+  bytes: Uint8Array,
+  spec: MessageSpec,
+  path: string,
+): Record<string, unknown> {
+  const singles = new Map<FieldSpec, unknown>();
+  const lists = new Map<FieldSpec, unknown[]>();
+  const maps = new Map<FieldSpec, Record<string, unknown>>();
+  const reader = new Reader(bytes, path === '' ? 'the object' : path);
+  while (!reader.done) {
+    const { field: number, wire } = reader.tag();
+    const field = spec.byNumber.get(number);
+    // Unknown fields are skipped, as Go's generated code does: a newer client may send more.
+    if (field === undefined) {
+      reader.skip(wire);
+      continue;
+    }
+    const at = path === '' ? field.name : `${path}.${field.name}`;
+    if (field.shape === 'map') {
+      const [key, value] = decodeMapEntry(reader, wire, field.type, at);
+      const entries = maps.get(field) ?? {};
+      entries[key] = value;
+      maps.set(field, entries);
+    } else if (field.shape === 'list') {
+      const values = lists.get(field) ?? [];
+      values.push(decodeValue(reader, wire, field.type, `${at}[${values.length}]`));
+      lists.set(field, values);
+    } else {
+      singles.set(field, decodeValue(reader, wire, field.type, at));
+    }
+  }
+  const object: Record<string, unknown> = {};
+  for (const field of spec.order) {
+    if (field.shape === 'map') {
+      const entries = maps.get(field);
+      if (entries !== undefined) object[field.name] = entries;
+    } else if (field.shape === 'list') {
+      const values = lists.get(field);
+      if (values !== undefined) object[field.name] = values;
+    } else if (singles.has(field)) {
+      const value = singles.get(field);
+      if (field.keepZero || !isZero(value)) object[field.name] = value;
+    }
+  }
+  return object;
+}
+
+const isZero = (value: unknown): boolean => value === '' || value === 0 || value === false;
+
+/** A map field is a repeated entry message {key=1, value=2}; a missing part is its zero value. */
+function decodeMapEntry(
+  reader: Reader,
+  wire: number,
+  type: Scalar | MessageSpec,
+  path: string,
+): [string, unknown] {
+  expectWire(wire, LEN, path);
+  const entry = new Reader(reader.bytes(), path);
+  let key = '';
+  let value: unknown;
+  while (!entry.done) {
+    const tag = entry.tag();
+    if (tag.field === 1) {
+      expectWire(tag.wire, LEN, `${path} key`);
+      key = utf8(entry.bytes());
+    } else if (tag.field === 2) {
+      value = decodeValue(entry, tag.wire, type, `${path}[${JSON.stringify(key)}]`);
+    } else {
+      entry.skip(tag.wire);
+    }
+  }
+  return [key, value ?? zeroOf(type)];
+}
+
+function zeroOf(type: Scalar | MessageSpec): unknown {
+  switch (type) {
+    case 'string':
+    case 'bytes':
+      return '';
+    // Go's zero Quantity prints as "0".
+    case 'quantity':
+      return '0';
+    default:
+      return type instanceof MessageSpec ? {} : null;
+  }
+}
+
+function decodeValue(
+  reader: Reader,
+  wire: number,
+  type: Scalar | MessageSpec,
+  path: string,
+): unknown {
+  if (type instanceof MessageSpec) {
+    expectWire(wire, LEN, path);
+    return decodeMessage(reader.bytes(), type, path);
+  }
+  switch (type) {
+    case 'string':
+      expectWire(wire, LEN, path);
+      return utf8(reader.bytes());
+    case 'bytes':
+      expectWire(wire, LEN, path);
+      // []byte is base64 in Kubernetes' JSON (Secret.data, ConfigMap.binaryData).
+      return Buffer.from(reader.bytes()).toString('base64');
+    case 'bool':
+      expectWire(wire, VARINT, path);
+      return reader.varint() !== 0n;
+    case 'int32':
+      expectWire(wire, VARINT, path);
+      return Number(BigInt.asIntN(32, reader.varint()));
+    case 'int64': {
+      expectWire(wire, VARINT, path);
+      const value = BigInt.asIntN(64, reader.varint());
+      if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+        throw malformed(`${path}: ${value} does not fit in a JSON number`);
+      }
+      return Number(value);
+    }
+    case 'time':
+    case 'microTime':
+      expectWire(wire, LEN, path);
+      return decodeTime(reader.bytes(), type === 'microTime', path);
+    case 'quantity': {
+      expectWire(wire, LEN, path);
+      // resource.Quantity{string=1}.
+      const quantity = new Reader(reader.bytes(), path);
+      let text = '0';
+      while (!quantity.done) {
+        const tag = quantity.tag();
+        if (tag.field === 1) {
+          expectWire(tag.wire, LEN, path);
+          text = utf8(quantity.bytes());
+        } else {
+          quantity.skip(tag.wire);
+        }
+      }
+      return text;
+    }
+    case 'fieldsV1': {
+      expectWire(wire, LEN, path);
+      // FieldsV1{Raw=1}: Raw is already the JSON the field set is written as.
+      const fields = new Reader(reader.bytes(), path);
+      let raw: Uint8Array = new Uint8Array();
+      while (!fields.done) {
+        const tag = fields.tag();
+        if (tag.field === 1) {
+          expectWire(tag.wire, LEN, path);
+          raw = fields.bytes();
+        } else {
+          fields.skip(tag.wire);
+        }
+      }
+      try {
+        return JSON.parse(utf8(raw)) as unknown;
+      } catch {
+        throw malformed(`${path}: the field set is not valid JSON`);
+      }
+    }
+  }
+}
+
+/** The Unix seconds of Go's zero time.Time, which Go's JSON writes as null. */
+const GO_ZERO_SECONDS = -62135596800n;
+/** 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, the range Timestamp allows. */
+const MAX_SECONDS = 253402300799n;
+
+/**
+ * Time and MicroTime are Timestamp{seconds=1, nanos=2}. Go writes a zero time as an empty message
+ * and its JSON as null; Time's JSON has whole seconds, MicroTime's six fractional digits.
+ */
+function decodeTime(bytes: Uint8Array, micro: boolean, path: string): string | null {
+  if (bytes.length === 0) return null;
+  const reader = new Reader(bytes, path);
+  let seconds = 0n;
+  let nanos = 0;
+  while (!reader.done) {
+    const tag = reader.tag();
+    if (tag.field === 1) {
+      expectWire(tag.wire, VARINT, path);
+      seconds = BigInt.asIntN(64, reader.varint());
+    } else if (tag.field === 2) {
+      expectWire(tag.wire, VARINT, path);
+      nanos = Number(BigInt.asIntN(32, reader.varint()));
+    } else {
+      reader.skip(tag.wire);
+    }
+  }
+  if (nanos < 0 || nanos > 999_999_999) throw malformed(`${path}: nanos ${nanos} is out of range`);
+  if (seconds === GO_ZERO_SECONDS && nanos === 0) return null;
+  if (seconds < GO_ZERO_SECONDS || seconds > MAX_SECONDS) {
+    throw malformed(`${path}: ${seconds} seconds is outside the years 0001 to 9999`);
+  }
+  const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+  if (!micro) return `${whole}Z`;
+  const fraction = String(Math.floor(nanos / 1000)).padStart(6, '0');
+  return `${whole}.${fraction}Z`;
+}
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+const FIXED32 = 5;
+
+/** Reads the protobuf wire format: varints, length-delimited runs, and skips the rest. */
+class Reader {
+  private pos = 0;
+
+  constructor(
+    private readonly buf: Uint8Array,
+    private readonly where: string,
+  ) {}
+
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+
+  varint(): bigint {
+    let value = 0n;
+    for (let i = 0; i < 10; i++) {
+      const byte = this.buf[this.pos];
+      if (byte === undefined) throw malformed(`${this.where}: a varint runs past the end`);
+      this.pos += 1;
+      value |= BigInt(byte & 0x7f) << BigInt(7 * i);
+      if ((byte & 0x80) === 0) return BigInt.asUintN(64, value);
+    }
+    throw malformed(`${this.where}: a varint is longer than 10 bytes`);
+  }
+
+  tag(): { field: number; wire: number } {
+    const key = this.varint();
+    const field = key >> 3n;
+    if (field === 0n || field > 0x1fffffffn) {
+      throw malformed(`${this.where}: field number ${field} is invalid`);
+    }
+    return { field: Number(field), wire: Number(key & 7n) };
+  }
+
+  bytes(): Uint8Array {
+    const length = this.varint();
+    if (length > BigInt(this.buf.length - this.pos)) {
+      throw malformed(`${this.where}: a length-delimited field runs past the end`);
+    }
+    return this.take(Number(length));
+  }
+
+  skip(wire: number): void {
+    switch (wire) {
+      case VARINT:
+        this.varint();
+        return;
+      case FIXED64:
+        this.take(8);
+        return;
+      case LEN:
+        this.bytes();
+        return;
+      case FIXED32:
+        this.take(4);
+        return;
+      default:
+        // 3 and 4 are proto2 groups, which Kubernetes never uses; 6 and 7 do not exist.
+        throw malformed(`${this.where}: wire type ${wire} is not supported`);
+    }
+  }
+
+  private take(length: number): Uint8Array {
+    if (this.pos + length > this.buf.length) {
+      throw malformed(`${this.where}: a field runs past the end`);
+    }
+    const slice = this.buf.subarray(this.pos, this.pos + length);
+    this.pos += length;
+    return slice;
+  }
+}
+
+function expectWire(wire: number, expected: number, path: string): void {
+  if (wire !== expected) {
+    throw malformed(`${path}: wire type ${wire} where ${expected} was expected`);
+  }
+}
+
+const decoder = new TextDecoder();
+const utf8 = (bytes: Uint8Array): string => decoder.decode(bytes);
+
+const malformed = (detail: string) =>
+  new ApiError(400, 'BadRequest', `the protobuf request body is malformed: ${detail}`);
+
+const unsupported = (message: string) => new ApiError(415, 'UnsupportedMediaType', message);
