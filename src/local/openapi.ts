@@ -67,9 +67,15 @@ function operations(t: ResourceType, ref: string) {
 }
 
 function schemaOf(t: ResourceType): Record<string, unknown> {
+  // Built-ins are schemaless here, but kubectl's client-side apply walks metadata in them.
   const base = t.schema ?? {
     type: 'object',
     description: `${t.kind} (served by the local control plane; its schema is not described here).`,
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    },
     'x-kubernetes-preserve-unknown-fields': true,
   };
   return {

@@ -579,6 +579,43 @@ describe('watch', () => {
     });
   });
 
+  it('cuts off a watcher that does not read, rather than buffering without bound', async () => {
+    const { request } = await import('node:https');
+    const url = new URL(
+      `${plane.url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0`,
+    );
+    let received = 0;
+    const ended = new Promise<string>((resolve) => {
+      const req = request(
+        url,
+        { headers: { Authorization: `Bearer ${plane.token}` }, ca: plane.ca },
+        (res) => {
+          res.pause(); // a watcher that stopped reading
+          res.on('data', (chunk: Buffer) => {
+            received += chunk.length;
+          });
+          res.on('end', () => resolve('end'));
+          res.on('error', () => resolve('error'));
+          res.on('close', () => resolve('close'));
+          setTimeout(() => res.resume(), 3000);
+        },
+      );
+      req.on('error', () => resolve('error'));
+      req.end();
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const big = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 40; i++) {
+      expect(
+        (await call('POST', cms, { metadata: { name: `big-${i}` }, data: { v: big } })).status,
+      ).toBe(201);
+    }
+    expect(['close', 'error']).toContain(await ended);
+    // Far less than the 40 MiB written arrived: the server dropped the watcher instead of queueing it all.
+    expect(received).toBeLessThan(30 * 1024 * 1024);
+    for (let i = 0; i < 40; i++) await call('DELETE', `${cms}/big-${i}`);
+  });
+
   it('turns selector transitions into ADDED and DELETED', async () => {
     await call('POST', cms, { metadata: { name: 'sel', labels: { on: 'no' } } });
     const rv = (await call('GET', cms)).json.metadata.resourceVersion;
