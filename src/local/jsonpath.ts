@@ -1,4 +1,5 @@
 // Kubernetes JSONPath (client-go util/jsonpath), as the API server evaluates printer columns.
+import { goFloat } from './schema/goformat.js';
 
 /** A literal float from the path (`1.0`), kept apart from integers as Go's kinds are. */
 class FloatLiteral {
@@ -647,22 +648,8 @@ export function compileJsonPath(path: string): (object: unknown) => unknown[] {
 // ---------------------------------------------------------------------------------------------
 // Printing one value as text, as `PrintResults` does for a string column.
 
-/**
- * Go's `%v` of a float64 (`strconv`'s shortest `%g`): the exponent form is used below 1e-4
- * and from 1e6 on, with at least two exponent digits (`1e+06`).
- */
-export function formatGoFloat(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const [mantissa = '', exp = '0'] = f.toExponential().split('e');
-  const e = Number(exp);
-  // JavaScript's own decimal form agrees with Go's between those bounds.
-  return e < -4 || e >= 6 ? goExponent(mantissa, e) : String(f);
-}
-
-const goExponent = (mantissa: string, e: number) =>
-  `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+/** Go's `%v` of a float64: one implementation, shared with the schema messages. */
+export const formatGoFloat = goFloat;
 
 /** `encoding/json.Marshal` of a decoded JSON value: keys sorted, HTML characters escaped. */
 export function goJsonMarshal(value: unknown): string {

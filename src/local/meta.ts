@@ -1,11 +1,11 @@
 // Object metadata rules of the API server: name formats, generateName, uids, timestamps,
 // and which changes count as a new generation.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { labelKeyErrors, labelValueErrors } from './selectors.js';
 import { ApiError, type KubeObject, type StatusCause } from './types.js';
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
 export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[] {
   if (rule === 'label') {
@@ -28,22 +28,6 @@ export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[
   return out;
 }
 
-function labelKeyProblems(key: string): string[] {
-  const slash = key.lastIndexOf('/');
-  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
-  const name = slash >= 0 ? key.slice(slash + 1) : key;
-  const out: string[] = [];
-  if (prefix !== undefined && (prefix.length > 253 || !SUBDOMAIN.test(prefix))) {
-    out.push('prefix part must be a lowercase RFC 1123 subdomain');
-  }
-  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name)) {
-    out.push(
-      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, at most 63 characters",
-    );
-  }
-  return out;
-}
-
 /** Validates the client-settable metadata the server checks on every write. */
 export function metadataCauses(object: KubeObject): StatusCause[] {
   const causes: StatusCause[] = [];
@@ -54,20 +38,12 @@ export function metadataCauses(object: KubeObject): StatusCause[] {
       message: `Invalid value: ${JSON.stringify(value)}: ${message}`,
     });
   for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
-    for (const p of labelKeyProblems(key)) invalid('metadata.labels', key, p);
-    if (
-      typeof value !== 'string' ||
-      (value !== '' && (value.length > 63 || !LABEL_NAME.test(value)))
-    ) {
-      invalid(
-        'metadata.labels',
-        String(value),
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character, at most 63 characters",
-      );
-    }
+    for (const p of labelKeyErrors(key)) invalid('metadata.labels', key, p);
+    if (typeof value !== 'string') invalid('metadata.labels', String(value), 'must be a string');
+    else for (const p of labelValueErrors(value)) invalid('metadata.labels', value, p);
   }
   for (const key of Object.keys(object.metadata.annotations ?? {})) {
-    for (const p of labelKeyProblems(key)) invalid('metadata.annotations', key, p);
+    for (const p of labelKeyErrors(key)) invalid('metadata.annotations', key, p);
   }
   for (const [key, value] of Object.entries(object.metadata.annotations ?? {})) {
     if (typeof value !== 'string')
