@@ -1,0 +1,155 @@
+// The informer's store: objects by namespace/name, plus named indexes (object -> values) kept
+// up to date on every write, so lookups like "scopes of application 7" cost no scan.
+import { keyOf } from './client.js';
+
+export type IndexFunction<O> = (object: O) => readonly string[];
+
+interface Index<O> {
+  readonly fn: IndexFunction<O>;
+  /** value -> keys of the objects that have it */
+  readonly byValue: Map<string, Set<string>>;
+  /** key -> the values it was filed under, to unfile it without re-running fn on the old object */
+  readonly byKey: Map<string, readonly string[]>;
+}
+
+export interface CacheDiff<O> {
+  readonly added: O[];
+  readonly updated: { readonly object: O; readonly old: O }[];
+  readonly deleted: O[];
+}
+
+export const NAMESPACE_INDEX = 'namespace';
+
+interface Meta {
+  readonly metadata: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+  };
+}
+
+export class ObjectCache<O extends Meta> {
+  private readonly objects = new Map<string, O>();
+  private readonly indexes = new Map<string, Index<O>>();
+
+  constructor() {
+    this.addIndex(NAMESPACE_INDEX, (o) => [o.metadata.namespace ?? '']);
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get(namespace: string | undefined, name: string): O | undefined {
+    return this.objects.get(keyOf({ name, ...(namespace ? { namespace } : {}) }));
+  }
+
+  getByKey(key: string): O | undefined {
+    return this.objects.get(key);
+  }
+
+  /** Every object, or those of one namespace. */
+  list(namespace?: string): O[] {
+    if (namespace === undefined) return [...this.objects.values()];
+    return this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  keys(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  /** Adds an index over the objects already cached, then keeps it up to date. */
+  addIndex(name: string, fn: IndexFunction<O>): void {
+    if (this.indexes.has(name)) throw new Error(`index ${name} exists already`);
+    const index: Index<O> = { fn, byValue: new Map(), byKey: new Map() };
+    this.indexes.set(name, index);
+    for (const [key, object] of this.objects) file(index, key, object);
+  }
+
+  byIndex(name: string, value: string): O[] {
+    const index = this.indexes.get(name);
+    if (index === undefined) throw new Error(`no index named ${name}`);
+    const keys = index.byValue.get(value);
+    if (keys === undefined) return [];
+    const out: O[] = [];
+    for (const key of keys) {
+      const object = this.objects.get(key);
+      if (object !== undefined) out.push(object);
+    }
+    return out;
+  }
+
+  /** The values an index holds, e.g. every application id that has scopes. */
+  indexValues(name: string): string[] {
+    const index = this.indexes.get(name);
+    if (index === undefined) throw new Error(`no index named ${name}`);
+    return [...index.byValue.keys()];
+  }
+
+  /** Stores the object; returns the one it replaces. */
+  upsert(object: O): O | undefined {
+    const key = keyOf(object.metadata);
+    const old = this.objects.get(key);
+    this.objects.set(key, object);
+    for (const index of this.indexes.values()) {
+      unfile(index, key);
+      file(index, key, object);
+    }
+    return old;
+  }
+
+  remove(key: string): O | undefined {
+    const old = this.objects.get(key);
+    if (old === undefined) return undefined;
+    this.objects.delete(key);
+    for (const index of this.indexes.values()) unfile(index, key);
+    return old;
+  }
+
+  /** Makes the cache hold exactly `objects`, and says what that changed (after a relist). */
+  replace(objects: readonly O[]): CacheDiff<O> {
+    const diff: CacheDiff<O> = { added: [], updated: [], deleted: [] };
+    const seen = new Set<string>();
+    for (const object of objects) {
+      const key = keyOf(object.metadata);
+      seen.add(key);
+      const old = this.upsert(object);
+      if (old === undefined) diff.added.push(object);
+      else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) {
+        diff.updated.push({ object, old });
+      }
+    }
+    for (const key of this.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.remove(key);
+      if (old !== undefined) diff.deleted.push(old);
+    }
+    return diff;
+  }
+}
+
+function file<O>(index: Index<O>, key: string, object: O): void {
+  const values = [...new Set(index.fn(object))];
+  if (values.length === 0) return;
+  index.byKey.set(key, values);
+  for (const value of values) {
+    let keys = index.byValue.get(value);
+    if (keys === undefined) {
+      keys = new Set();
+      index.byValue.set(value, keys);
+    }
+    keys.add(key);
+  }
+}
+
+function unfile<O>(index: Index<O>, key: string): void {
+  const values = index.byKey.get(key);
+  if (values === undefined) return;
+  index.byKey.delete(key);
+  for (const value of values) {
+    const keys = index.byValue.get(value);
+    if (keys === undefined) continue;
+    keys.delete(key);
+    if (keys.size === 0) index.byValue.delete(value);
+  }
+}

@@ -1,0 +1,59 @@
+// One connection to a cluster: the kubeconfig, the shared transport, and the clients and
+// informers made on it.
+import type { Logger } from 'pino';
+import { ResourceClient, type ResourceType } from './client.js';
+import { type KubeConfig, loadKubeConfig } from './config.js';
+import { Informer, type InformerOptions } from './informer.js';
+import { Transport, type TransportStats } from './transport.js';
+
+export interface ConnectOptions {
+  readonly log: Logger;
+  /** A kubeconfig file; else KUBECONFIG, ~/.kube/config or in-cluster. */
+  readonly kubeconfigPath?: string;
+  readonly context?: string;
+  /** Deadline of one request, in ms (watches have their own). */
+  readonly timeoutMs?: number;
+  readonly userAgent?: string;
+}
+
+export interface Kube {
+  /** The API server's URL. */
+  readonly server: string;
+  /** The namespace of the kubeconfig context (or the pod's), if it names one. */
+  readonly namespace: string | undefined;
+  /** Requests and TCP connections so far: keep-alive keeps connections near the watch count. */
+  readonly stats: TransportStats;
+  resource<Spec, Status>(type: ResourceType<Spec, Status>): ResourceClient<Spec, Status>;
+  informer<Spec, Status>(
+    type: ResourceType<Spec, Status>,
+    options?: Partial<InformerOptions>,
+  ): Informer<Spec, Status>;
+  /** Drops pooled connections; stop informers first. */
+  close(): void;
+}
+
+export async function connect(options: ConnectOptions): Promise<Kube> {
+  const kc = loadKubeConfig({
+    ...(options.kubeconfigPath !== undefined ? { path: options.kubeconfigPath } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+  });
+  return connectWith(kc, options);
+}
+
+export async function connectWith(kc: KubeConfig, options: ConnectOptions): Promise<Kube> {
+  const transport = await Transport.fromKubeConfig(kc, {
+    log: options.log,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
+  });
+  const context = kc.getContextObject(kc.getCurrentContext());
+  return {
+    server: transport.server,
+    namespace: context?.namespace,
+    stats: transport.stats,
+    resource: (type) => new ResourceClient(transport, type),
+    informer: (type, informerOptions = {}) =>
+      new Informer(new ResourceClient(transport, type), { log: options.log, ...informerOptions }),
+    close: () => transport.close(),
+  };
+}

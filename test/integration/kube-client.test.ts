@@ -1,0 +1,417 @@
+// src/kube's typed client against "a cluster": every verb on a Scope and on a built-in kind,
+// status writes, server-side apply conflicts, schema failures, keep-alive and transport errors.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { z } from 'zod';
+import { ScopeSpec } from '../../src/api/index.js';
+import {
+  ConfigMaps,
+  connect,
+  defineResource,
+  isNotFound,
+  isTransient,
+  type Kube,
+  KubeApiError,
+  KubeSchemaError,
+  KubeTransportError,
+  Namespaces,
+  Scopes,
+  Secrets,
+} from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+
+function scopeSpec(name: string) {
+  return { name, type: 'serverless' as const, application_id: 1, requested_spec: {} };
+}
+
+async function apiError(promise: Promise<unknown>): Promise<KubeApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(KubeApiError);
+  return error as KubeApiError;
+}
+
+describe('kube client', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let ns: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    const applied = await kubectl(cluster, [
+      'apply',
+      '-f',
+      join(import.meta.dirname, '../../crds'),
+    ]);
+    expect(applied.code, applied.stderr).toBe(0);
+    await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('kube-client');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+  });
+  afterAll(async () => {
+    await kube?.resource(Namespaces).delete({ name: ns });
+    kube?.close();
+    await cluster?.close();
+  });
+
+  it('runs every verb on a Scope, with spec and status parsed by the zod schemas', async () => {
+    const scopes = kube.resource(Scopes);
+    const created = await scopes.create({
+      metadata: { name: 'one', namespace: ns, labels: { tier: 'a' } },
+      spec: scopeSpec('one'),
+    });
+    expect(created.apiVersion).toBe('platform.nrn.dev/v1alpha1');
+    expect(created.kind).toBe('Scope');
+    expect(created.spec?.type).toBe('serverless');
+    await scopes.create({ metadata: { name: 'two', namespace: ns }, spec: scopeSpec('two') });
+    await scopes.create({ metadata: { name: 'three', namespace: ns }, spec: scopeSpec('three') });
+
+    const got = await scopes.get({ namespace: ns, name: 'one' });
+    expect(got.metadata.uid).toBe(created.metadata.uid);
+
+    // list: selectors, and pages of one through limit/continue
+    const labelled = await scopes.list({ namespace: ns, labelSelector: 'tier=a' });
+    expect(labelled.items.map((s) => s.metadata.name)).toEqual(['one']);
+    const byName = await scopes.list({ namespace: ns, fieldSelector: 'metadata.name=two' });
+    expect(byName.items.map((s) => s.metadata.name)).toEqual(['two']);
+    const pages: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await scopes.list({
+        namespace: ns,
+        limit: 1,
+        ...(token ? { continue: token } : {}),
+      });
+      expect(page.items.length).toBeLessThanOrEqual(1);
+      pages.push(...page.items.map((s) => s.metadata.name));
+      token = page.continue;
+    } while (token !== undefined);
+    expect(pages.sort()).toEqual(['one', 'three', 'two']);
+    const everywhere = await scopes.list({ labelSelector: 'tier=a' });
+    expect(everywhere.items.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toContain(
+      `${ns}/one`,
+    );
+
+    // replace (PUT) with optimistic concurrency: a stale resourceVersion is a 409 Conflict
+    const replaced = await scopes.replace({
+      ...got,
+      spec: { ...scopeSpec('one'), tier: 'testing' },
+    });
+    expect(replaced.spec?.tier).toBe('testing');
+    const stale = await apiError(scopes.replace({ ...got, spec: scopeSpec('one') }));
+    expect(stale.code).toBe(409);
+    expect(stale.reason).toBe('Conflict');
+
+    // merge and JSON patch
+    const merged = await scopes.patch(
+      { namespace: ns, name: 'one' },
+      { spec: { tags: ['merged'] } },
+      { type: 'merge' },
+    );
+    expect(merged.spec?.tags).toEqual(['merged']);
+    const jsonPatched = await scopes.patch(
+      { namespace: ns, name: 'one' },
+      [
+        { op: 'test', path: '/spec/tier', value: 'testing' },
+        { op: 'replace', path: '/spec/tier', value: 'critical' },
+      ],
+      { type: 'json' },
+    );
+    expect(jsonPatched.spec?.tier).toBe('critical');
+    expect(jsonPatched.spec?.tags).toEqual(['merged']);
+
+    // server-side apply creates, then updates the manager's fields
+    const applied = await scopes.apply(
+      { metadata: { name: 'applied', namespace: ns }, spec: scopeSpec('applied') },
+      { fieldManager: 'test-a' },
+    );
+    expect(applied.metadata.managedFields).toBeDefined();
+    const reapplied = await scopes.apply(
+      {
+        metadata: { name: 'applied', namespace: ns },
+        spec: { ...scopeSpec('applied'), tier: 'important' },
+      },
+      { fieldManager: 'test-a' },
+    );
+    expect(reapplied.spec?.tier).toBe('important');
+
+    // delete: a failed precondition is a 409; then the object goes
+    const wrongUid = await apiError(
+      scopes.delete({ namespace: ns, name: 'two' }, { preconditions: { uid: 'not-the-uid' } }),
+    );
+    expect(wrongUid.code).toBe(409);
+    const two = await scopes.get({ namespace: ns, name: 'two' });
+    await scopes.delete(
+      { namespace: ns, name: 'two' },
+      {
+        propagationPolicy: 'Foreground',
+        preconditions: { uid: two.metadata.uid as string },
+      },
+    );
+    const gone = await apiError(scopes.get({ namespace: ns, name: 'two' }));
+    expect(gone.code).toBe(404);
+    expect(gone.reason).toBe('NotFound');
+    expect(gone.details?.name).toBe('two');
+    expect(isNotFound(gone)).toBe(true);
+    expect(isTransient(gone)).toBe(false);
+  });
+
+  it('writes status through /status and leaves spec and generation alone', async () => {
+    const scopes = kube.resource(Scopes);
+    const created = await scopes.create({
+      metadata: { name: 'status', namespace: ns },
+      spec: scopeSpec('status'),
+    });
+    const patched = await scopes.patchStatus(
+      { namespace: ns, name: 'status' },
+      // spec in a status patch is ignored by the server: status writes never touch spec
+      { status: { status: 'pending', id: 7, observedGeneration: 1 }, spec: { name: 'changed' } },
+    );
+    expect(patched.status?.status).toBe('pending');
+    expect(patched.status?.id).toBe(7);
+    expect(patched.spec).toEqual(created.spec);
+    expect(patched.metadata.generation).toBe(created.metadata.generation);
+
+    const applied = await scopes.applyStatus(
+      {
+        metadata: { name: 'status', namespace: ns },
+        status: {
+          status: 'active',
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Provisioned',
+              message: 'ready',
+              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+            },
+          ],
+        },
+      },
+      { fieldManager: 'test-status', force: true },
+    );
+    expect(applied.status?.status).toBe('active');
+    expect(applied.status?.conditions?.[0]?.type).toBe('Ready');
+    expect(applied.spec).toEqual(created.spec);
+    expect(applied.metadata.generation).toBe(created.metadata.generation);
+  });
+
+  it('surfaces a server-side apply conflict as KubeApiError 409 Conflict, and force wins', async () => {
+    const scopes = kube.resource(Scopes);
+    const object = (tier: 'testing' | 'critical') => ({
+      metadata: { name: 'contested', namespace: ns },
+      spec: { ...scopeSpec('contested'), tier },
+    });
+    await scopes.apply(object('testing'), { fieldManager: 'owner' });
+    const conflict = await apiError(scopes.apply(object('critical'), { fieldManager: 'intruder' }));
+    expect(conflict.code).toBe(409);
+    expect(conflict.reason).toBe('Conflict');
+    expect(conflict.message).toMatch(/conflict/i);
+    expect(conflict.details?.causes?.some((c) => c.field?.includes('tier'))).toBe(true);
+    const forced = await scopes.apply(object('critical'), {
+      fieldManager: 'intruder',
+      force: true,
+    });
+    expect(forced.spec?.tier).toBe('critical');
+  });
+
+  it('reports an object our schema refuses as KubeSchemaError naming the field', async () => {
+    await kube.resource(Scopes).create({
+      metadata: { name: 'a-long-name', namespace: ns },
+      spec: scopeSpec('a-long-name'),
+    });
+    // A stricter schema than the CRD's stands for a server object that drifted from ours.
+    const strict = defineResource({
+      ...Scopes,
+      spec: ScopeSpec.extend({ name: z.string().max(3) }),
+    });
+    const error = await kube
+      .resource(strict)
+      .get({ namespace: ns, name: 'a-long-name' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(KubeSchemaError);
+    const schemaError = error as KubeSchemaError;
+    expect(schemaError.objectKey).toBe(`${ns}/a-long-name`);
+    expect(schemaError.problems).toHaveLength(1);
+    expect(schemaError.problems[0]).toMatch(/^spec\.name: /);
+    expect(schemaError.message).toContain(`Scope ${ns}/a-long-name`);
+
+    // The envelope is checked too: an answer of another kind is refused, not trusted.
+    const wrongKind = defineResource({ ...Scopes, kind: 'Application' });
+    await expect(
+      kube.resource(wrongKind).get({ namespace: ns, name: 'a-long-name' }),
+    ).rejects.toThrow(/kind: expected Application, got Scope/);
+  });
+
+  it('runs every verb on built-in kinds (ConfigMap, Secret, Namespace)', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const created = await configMaps.create({
+      metadata: { name: 'settings', namespace: ns },
+      data: { a: '1' },
+    });
+    expect(created.kind).toBe('ConfigMap');
+    expect(created.data).toEqual({ a: '1' });
+    const got = await configMaps.get({ namespace: ns, name: 'settings' });
+    const listed = await configMaps.list({
+      namespace: ns,
+      fieldSelector: 'metadata.name=settings',
+    });
+    expect(listed.items.map((c) => c.kind)).toEqual(['ConfigMap']);
+    const replaced = await configMaps.replace({ ...got, data: { a: '2' } });
+    expect(replaced.data).toEqual({ a: '2' });
+    const merged = await configMaps.patch(
+      { namespace: ns, name: 'settings' },
+      { data: { b: '3' } },
+    );
+    expect(merged.data).toEqual({ a: '2', b: '3' });
+    const strategic = await configMaps.patch(
+      { namespace: ns, name: 'settings' },
+      { data: { c: '4' } },
+      { type: 'strategic' },
+    );
+    expect(strategic.data).toEqual({ a: '2', b: '3', c: '4' });
+    const jsonPatched = await configMaps.patch(
+      { namespace: ns, name: 'settings' },
+      [{ op: 'remove', path: '/data/a' }],
+      { type: 'json' },
+    );
+    expect(jsonPatched.data).toEqual({ b: '3', c: '4' });
+    const applied = await configMaps.apply(
+      { metadata: { name: 'settings', namespace: ns }, data: { d: '5' } },
+      { fieldManager: 'test', force: true },
+    );
+    expect(applied.data).toMatchObject({ d: '5' });
+    await configMaps.delete(
+      { namespace: ns, name: 'settings' },
+      { propagationPolicy: 'Background' },
+    );
+    expect(isNotFound(await apiError(configMaps.get({ namespace: ns, name: 'settings' })))).toBe(
+      true,
+    );
+
+    const secret = await kube.resource(Secrets).apply(
+      {
+        metadata: { name: 'creds', namespace: ns },
+        type: 'Opaque',
+        stringData: { token: 'x' },
+      },
+      { fieldManager: 'test' },
+    );
+    expect(secret.kind).toBe('Secret');
+    const namespace = await kube.resource(Namespaces).get({ name: ns });
+    expect(namespace.metadata.namespace).toBeUndefined();
+    expect(namespace.kind).toBe('Namespace');
+
+    const exists = await apiError(
+      configMaps
+        .create({ metadata: { name: 'twice', namespace: ns } })
+        .then(() => configMaps.create({ metadata: { name: 'twice', namespace: ns } })),
+    );
+    expect(exists.code).toBe(409);
+    expect(exists.reason).toBe('AlreadyExists');
+  });
+
+  it('reuses one keep-alive connection for sequential requests', async () => {
+    const fresh = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    try {
+      const configMaps = fresh.resource(ConfigMaps);
+      for (let i = 0; i < 20; i++) {
+        await configMaps.apply(
+          { metadata: { name: `ka-${i}`, namespace: ns }, data: { i: String(i) } },
+          { fieldManager: 'test' },
+        );
+        await configMaps.get({ namespace: ns, name: `ka-${i}` });
+      }
+      expect(fresh.stats.requests).toBe(40);
+      expect(fresh.stats.connections).toBe(1);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  describe('transport failures', () => {
+    let holder: Server;
+    const held: Socket[] = [];
+    let dir: string;
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'nrn-kube-client-'));
+      // Accepts connections and never answers: a hung server, as a dead node behind a LB looks.
+      holder = createServer((socket) => held.push(socket));
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => holder.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    /** The cluster's kubeconfig, pointed at another address. */
+    async function kubeconfigAt(server: string): Promise<string> {
+      const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as {
+        clusters: { cluster: { server: string } }[];
+      };
+      for (const entry of config.clusters) entry.cluster.server = server;
+      const path = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
+      await writeFile(path, stringifyYaml(config), { mode: 0o600 });
+      return path;
+    }
+
+    it('a refused connection is a transient KubeTransportError, not a KubeApiError', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as { port: number }).port;
+      await new Promise((resolve) => closed.close(resolve));
+      const refused = await connect({
+        kubeconfigPath: await kubeconfigAt(`https://127.0.0.1:${port}`),
+        log,
+      });
+      try {
+        const error = await refused
+          .resource(Namespaces)
+          .get({ name: 'default' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(KubeTransportError);
+        expect((error as KubeTransportError).errorCode).toBe('ECONNREFUSED');
+        expect(isTransient(error)).toBe(true);
+      } finally {
+        refused.close();
+      }
+    });
+
+    it('a request that gets no answer fails at its deadline with a TIMEOUT', async () => {
+      const port = (holder.address() as { port: number }).port;
+      const hung = await connect({
+        kubeconfigPath: await kubeconfigAt(`https://127.0.0.1:${port}`),
+        log,
+        timeoutMs: 300,
+      });
+      try {
+        const started = Date.now();
+        const error = await hung
+          .resource(Namespaces)
+          .get({ name: 'default' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(KubeTransportError);
+        expect((error as KubeTransportError).errorCode).toBe('TIMEOUT');
+        expect(isTransient(error)).toBe(true);
+        expect(Date.now() - started).toBeLessThan(3_000);
+      } finally {
+        hung.close();
+      }
+    });
+  });
+});

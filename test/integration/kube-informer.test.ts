@@ -1,0 +1,418 @@
+// src/kube's informer: lists and follows changes, re-watches when the server ends a watch,
+// relists after 410, rides out an unreachable server, gives up a dead watch at its idle
+// deadline, keeps its indexes right, and stops for good.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { renderCrdFiles, ScopeSpec } from '../../src/api/index.js';
+import {
+  ConfigMaps,
+  connect,
+  defineResource,
+  type Informer,
+  type Kube,
+  type KubeObject,
+  KubeTransportError,
+  Namespaces,
+  Scopes,
+} from '../../src/kube/index.js';
+import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
+import { silentLogger } from '../../src/log.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+const fastBackoff = { initialMs: 50, maxMs: 400, jitter: 0.5 };
+
+function scope(namespace: string, name: string, app = 1) {
+  return {
+    metadata: { name, namespace },
+    spec: { name, type: 'serverless' as const, application_id: app, requested_spec: {} },
+  };
+}
+
+/** Records an informer's events as `add x`, `update x`, `delete x`. */
+function record<S, T>(informer: Informer<S, T>) {
+  const events: string[] = [];
+  const errors: Error[] = [];
+  informer.on('add', (o) => events.push(`add ${o.metadata.name}`));
+  informer.on('update', (o) => events.push(`update ${o.metadata.name}`));
+  informer.on('delete', (o) => events.push(`delete ${o.metadata.name}`));
+  informer.on('error', (e) => errors.push(e));
+  return { events, errors };
+}
+
+const names = (objects: readonly KubeObject[]) => objects.map((o) => o.metadata.name).sort();
+
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('kube informer', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let ns: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('kube-informer');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+  });
+  afterAll(async () => {
+    await kube?.resource(Namespaces).delete({ name: ns });
+    kube?.close();
+    await cluster?.close();
+  });
+
+  it('lists, follows adds, updates and deletes, and keeps its index right', async () => {
+    const scopes = kube.resource(Scopes);
+    await scopes.create(scope(ns, 'before-1', 1));
+    await scopes.create(scope(ns, 'before-2', 2));
+    const informer = kube.informer(Scopes, { namespace: ns, backoff: fastBackoff });
+    informer.addIndex('application', (o) => (o.spec ? [String(o.spec.application_id)] : []));
+    const { events, errors } = record(informer);
+    await informer.start();
+    try {
+      expect(informer.hasSynced()).toBe(true);
+      expect(names(informer.cache.list())).toEqual(['before-1', 'before-2']);
+      expect(events.sort()).toEqual(['add before-1', 'add before-2']);
+      expect(names(informer.byIndex('application', '1'))).toEqual(['before-1']);
+
+      await scopes.create(scope(ns, 'after', 1));
+      await until(() => events.includes('add after'));
+      expect(names(informer.byIndex('application', '1'))).toEqual(['after', 'before-1']);
+
+      // An update that moves an object from one index value to another.
+      await scopes.patch({ namespace: ns, name: 'after' }, { spec: { application_id: 2 } });
+      await until(() => events.includes('update after'));
+      expect(informer.cache.get(ns, 'after')?.spec?.application_id).toBe(2);
+      expect(names(informer.byIndex('application', '1'))).toEqual(['before-1']);
+      expect(names(informer.byIndex('application', '2'))).toEqual(['after', 'before-2']);
+
+      await scopes.delete({ namespace: ns, name: 'after' });
+      await until(() => events.includes('delete after'));
+      expect(names(informer.cache.list())).toEqual(['before-1', 'before-2']);
+      expect(names(informer.byIndex('application', '2'))).toEqual(['before-2']);
+      expect(errors).toEqual([]);
+      expect(informer.lists).toBe(1);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('pages its list, and reports objects our schema refuses without stopping', async () => {
+    const scopes = kube.resource(Scopes);
+    const labelled = (name: string, specName: string) => ({
+      metadata: { name, namespace: ns, labels: { set: 'strict' } },
+      spec: { ...scope(ns, name).spec, name: specName },
+    });
+    await scopes.create(labelled('s-1', 'ok1'));
+    await scopes.create(labelled('s-2', 'ok2'));
+    await scopes.create(labelled('s-3', 'too-long'));
+    // A stricter schema than the CRD's stands for objects that drifted from ours.
+    const strict = defineResource({
+      ...Scopes,
+      spec: ScopeSpec.extend({ name: z.string().max(3) }),
+    });
+    const informer = kube.informer(strict, {
+      namespace: ns,
+      labelSelector: 'set=strict',
+      pageSize: 1,
+      backoff: fastBackoff,
+    });
+    const { events, errors } = record(informer);
+    const invalid: string[] = [];
+    informer.on('invalid', (error, key) => invalid.push(`${key} ${error.problems.join()}`));
+    await informer.start();
+    try {
+      expect(names(informer.cache.list())).toEqual(['s-1', 's-2']);
+      expect(invalid).toEqual([
+        `${ns}/s-3 spec.name: Too big: expected string to have <=3 characters`,
+      ]);
+
+      // An update to an invalid spec: reported, and the last valid version stays cached.
+      await scopes.patch({ namespace: ns, name: 's-1' }, { spec: { name: 'now-too-long' } });
+      await until(() => invalid.length === 2);
+      expect(invalid[1]).toMatch(new RegExp(`^${ns}/s-1 spec.name: `));
+      expect(informer.cache.get(ns, 's-1')?.spec?.name).toBe('ok1');
+
+      // Deleting it removes it, whatever its last version looked like; the watch goes on.
+      await scopes.delete({ namespace: ns, name: 's-1' });
+      await until(() => events.includes('delete s-1'));
+      await scopes.create(labelled('s-4', 'ok4'));
+      await until(() => events.includes('add s-4'));
+      expect(names(informer.cache.list())).toEqual(['s-2', 's-4']);
+      expect(errors).toEqual([]);
+      expect(informer.lists).toBe(1);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('resyncs: re-emits every cached object as an update', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    await configMaps.create({ metadata: { name: 'resync', namespace: ns } });
+    const informer = kube.informer(ConfigMaps, { namespace: ns, resyncMs: 100 });
+    const olds: boolean[] = [];
+    informer.on('update', (object, old) => olds.push(object === old));
+    await informer.start();
+    try {
+      await until(() => olds.length >= 2);
+      expect(olds.every(Boolean)).toBe(true);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('re-watches when the server ends the watch at timeoutSeconds, without listing again', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const informer = kube.informer(ConfigMaps, {
+      namespace: ns,
+      watchTimeoutSeconds: { min: 1, max: 1 },
+      backoff: fastBackoff,
+    });
+    const { events, errors } = record(informer);
+    await informer.start();
+    try {
+      await until(() => informer.watches >= 3, 10_000);
+      await configMaps.create({ metadata: { name: 'after-timeouts', namespace: ns } });
+      await until(() => events.includes('add after-timeouts'));
+      expect(informer.lists).toBe(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('stop() is final: no events, no timers, no requests after it, and it is idempotent', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const baseline = timers();
+    const informer = kube.informer(ConfigMaps, { namespace: ns, resyncMs: 50 });
+    const { events, errors } = record(informer);
+    await informer.start();
+    await informer.stop();
+    const seen = events.length;
+    const requests = kube.stats.requests;
+    await configMaps.create({ metadata: { name: 'after-stop', namespace: ns } });
+    await sleep(300); // six resync periods, and time for a watch event to arrive
+    expect(events.length).toBe(seen);
+    expect(errors).toEqual([]);
+    expect(kube.stats.requests).toBe(requests + 1); // only the create above
+    expect(timers()).toBeLessThanOrEqual(baseline);
+    await informer.stop();
+    await expect(informer.start()).rejects.toThrow(/stopped/);
+  });
+
+  it('stop() before the first list ends start() with an error instead of hanging', async () => {
+    const informer = kube.informer(ConfigMaps, { namespace: ns });
+    const started = informer.start();
+    await informer.stop();
+    await expect(started).rejects.toThrow(/stopped before it synced/);
+  });
+});
+
+// These end watches, shrink the watch window and restart the server: the local control plane only.
+describe('kube informer when the server ends watches or goes away (local control plane)', () => {
+  let plane: ControlPlane;
+  let dataDir: string;
+  let kube: Kube;
+  const ns = 'default';
+
+  const start = (port?: number) =>
+    startControlPlane({
+      dataDir,
+      fsync: false,
+      watchWindow: 4,
+      bookmarkIntervalMs: 3_600_000,
+      ...(port !== undefined ? { port } : {}),
+    });
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'nrn-kube-informer-'));
+    plane = await start();
+    const crd = renderCrdFiles().get('scopes.platform.nrn.dev.yaml') as string;
+    const cluster = {
+      kind: 'local' as const,
+      kubeconfigPath: plane.kubeconfigPath,
+      settle: async () => {},
+      close: async () => {},
+    };
+    const applied = await kubectl(cluster, ['apply', '-f', '-'], { input: crd });
+    expect(applied.code).toBe(0);
+    kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
+    await kube.resource(Namespaces).create({ metadata: { name: 'elsewhere' } });
+  });
+  afterAll(async () => {
+    kube?.close();
+    await plane?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('re-watches when the server closes the watch, and lists again after a 410', async () => {
+    const scopes = kube.resource(Scopes);
+    await scopes.create(scope(ns, 'first'));
+    const informer = kube.informer(Scopes, { namespace: ns, backoff: fastBackoff });
+    const { events, errors } = record(informer);
+    await informer.start();
+    try {
+      expect(informer.lists).toBe(1);
+      await until(() => informer.isWatching());
+      plane.dropWatches();
+      await scopes.create(scope(ns, 'after-close'));
+      await until(() => events.includes('add after-close'));
+      expect(informer.lists).toBe(1); // it resumed the watch; no new list was needed
+      expect(informer.watches).toBeGreaterThanOrEqual(2);
+
+      // Changes elsewhere push the informer's resourceVersion out of the 4-event window ...
+      for (let i = 0; i < 8; i++) await scopes.create(scope('elsewhere', `other-${i}`));
+      // ... so when its watch ends, resuming it answers 410 and the informer lists again.
+      await until(() => informer.isWatching());
+      plane.dropWatches();
+      await until(() => informer.lists >= 2);
+      await scopes.create(scope(ns, 'after-relist'));
+      await until(() => events.includes('add after-relist'));
+      expect(names(informer.cache.list())).toEqual(['after-close', 'after-relist', 'first']);
+      // A relist of unchanged objects emits nothing: no duplicate adds.
+      expect(events.filter((e) => e === 'add first')).toHaveLength(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('rides out an unreachable server, then relists and emits what changed meanwhile', async () => {
+    const scopes = kube.resource(Scopes);
+    for (const name of ['keep', 'change', 'remove']) await scopes.create(scope(ns, `r-${name}`));
+    const informer = kube.informer(Scopes, {
+      namespace: ns,
+      labelSelector: '!excluded',
+      backoff: fastBackoff,
+    });
+    const { events, errors } = record(informer);
+    await informer.start();
+    try {
+      await until(() => informer.isWatching());
+      const port = plane.port;
+      await plane.close();
+      await until(() => errors.length >= 2); // it keeps retrying, and says so each time
+
+      // Changes the informer cannot see: made through a server on another port.
+      const aside = await start();
+      const other = await connect({ kubeconfigPath: aside.kubeconfigPath, log });
+      const otherScopes = other.resource(Scopes);
+      await otherScopes.create(scope(ns, 'r-added'));
+      await otherScopes.patch({ namespace: ns, name: 'r-change' }, { spec: { tier: 'critical' } });
+      await otherScopes.delete({ namespace: ns, name: 'r-remove' });
+      other.close();
+      await aside.close();
+
+      // The server comes back where the informer looks for it.
+      plane = await start(port);
+      await until(() => events.includes('delete r-remove') && events.includes('add r-added'));
+      expect(events).toContain('update r-change');
+      expect(informer.cache.get(ns, 'r-change')?.spec?.tier).toBe('critical');
+      expect(informer.cache.get(ns, 'r-remove')).toBeUndefined();
+      expect(informer.lists).toBeGreaterThanOrEqual(2);
+      expect(errors.every((e) => e instanceof KubeTransportError)).toBe(true);
+
+      // And it follows live changes again.
+      await scopes.create(scope(ns, 'r-live'));
+      await until(() => events.includes('add r-live'));
+    } finally {
+      await informer.stop();
+    }
+  });
+});
+
+// A server that answers the list, then holds the watch open and silent: a dead connection.
+describe('kube informer with a watch that goes silent', () => {
+  let server: ReturnType<typeof createServer>;
+  let dir: string;
+  let kubeconfigPath: string;
+  let watchRequests = 0;
+  let openWatches = 0;
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.searchParams.get('watch') === 'true') {
+        watchRequests++;
+        openWatches++;
+        res.on('close', () => openWatches--);
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.flushHeaders();
+        return; // and nothing more, ever
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMapList',
+          metadata: { resourceVersion: '5' },
+          items: [{ metadata: { name: 'only', namespace: 'default', resourceVersion: '5' } }],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    dir = await mkdtemp(join(tmpdir(), 'nrn-kube-silent-'));
+    kubeconfigPath = join(dir, 'kubeconfig');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      kubeconfigPath,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'c',
+            cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true },
+          },
+        ],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives up a silent watch at its idle deadline and watches again', async () => {
+    const kube = await connect({ kubeconfigPath, log });
+    const informer = kube.informer(ConfigMaps, {
+      namespace: 'default',
+      watchTimeoutSeconds: { min: 1, max: 1 },
+      idleSlackMs: 100,
+      backoff: fastBackoff,
+    });
+    const { errors } = record(informer);
+    await informer.start();
+    try {
+      expect(names(informer.cache.list())).toEqual(['only']);
+      await until(() => watchRequests >= 2, 10_000);
+      expect(errors[0]).toBeInstanceOf(KubeTransportError);
+      expect((errors[0] as KubeTransportError).errorCode).toBe('IDLE_TIMEOUT');
+      expect(informer.lists).toBe(1);
+    } finally {
+      await informer.stop();
+      kube.close();
+    }
+    await until(() => openWatches === 0, 2_000); // stop() aborted the open watch
+  });
+});
