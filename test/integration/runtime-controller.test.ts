@@ -1,0 +1,152 @@
+// The controller loop against a cluster: each object reconciled once per change and seeing
+// its latest state, changes during a reconcile folded into one more, owned objects mapped to
+// their owner's key, deletes seen as NotFound.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ConfigMaps,
+  connect,
+  isNotFound,
+  type Kube,
+  Namespaces,
+  Secrets,
+} from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { Controller, ownerKeys } from '../../src/runtime/index.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+describe('runtime controller', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let ns: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('runtime-controller');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+  });
+  afterAll(async () => {
+    if (cluster !== undefined && cluster.kind !== 'local') {
+      await kubectl(cluster, ['delete', 'namespace', ns, '--wait=false']);
+    }
+    kube?.close();
+    await cluster?.close();
+  });
+
+  it('reconciles each object once per change, with its latest state, and owners by mapping', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const secrets = kube.resource(Secrets);
+    /** key -> the `v` each reconcile read ('gone' when the object was not found) */
+    const seen = new Map<string, string[]>();
+    let slowKey = '';
+    let slowInFlight = 0;
+    let maxSlowInFlight = 0;
+    const record = (key: string, value: string) => seen.set(key, [...(seen.get(key) ?? []), value]);
+
+    const configMapInformer = kube.informer(ConfigMaps, { namespace: ns, resyncMs: 0 });
+    const secretInformer = kube.informer(Secrets, { namespace: ns, resyncMs: 0 });
+    const controller = new Controller({
+      name: 'configmaps',
+      log,
+      workers: 4,
+      reconcile: async (key) => {
+        const [namespace, name = ''] = key.split('/');
+        const slow = key === slowKey;
+        if (slow) {
+          slowInFlight++;
+          maxSlowInFlight = Math.max(maxSlowInFlight, slowInFlight);
+        }
+        try {
+          // Re-read: the event that queued the key is gone, and may be stale.
+          const object = await configMaps.get({ name, ...(namespace ? { namespace } : {}) });
+          record(key, String((object.data as Record<string, string> | undefined)?.v));
+          if (slow) await sleep(500);
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+          record(key, 'gone');
+        } finally {
+          if (slow) slowInFlight--;
+        }
+      },
+    })
+      .watch(configMapInformer)
+      .watch(secretInformer, ownerKeys('ConfigMap'));
+    await controller.start();
+    try {
+      const total = () => [...seen.values()].reduce((n, values) => n + values.length, 0);
+      const names = ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4'];
+      const created = new Map<string, string>();
+      for (const name of names) {
+        const object = await configMaps.create({
+          metadata: { name, namespace: ns },
+          data: { v: '1' },
+        });
+        created.set(name, object.metadata.uid ?? '');
+      }
+      await until(() => total() >= names.length);
+      await sleep(300); // time for any duplicate to show
+      for (const name of names) expect(seen.get(`${ns}/${name}`)).toEqual(['1']);
+
+      // One change, one reconcile, and it reads the new state.
+      await configMaps.patch({ namespace: ns, name: 'cm-0' }, { data: { v: '2' } });
+      await until(() => (seen.get(`${ns}/cm-0`)?.length ?? 0) >= 2);
+      await sleep(200);
+      expect(seen.get(`${ns}/cm-0`)).toEqual(['1', '2']);
+
+      // Changes made while the key's reconcile runs fold into a single further reconcile,
+      // never a second one in parallel, and it ends on the latest state.
+      slowKey = `${ns}/cm-3`;
+      await configMaps.patch({ namespace: ns, name: 'cm-3' }, { data: { v: '2' } });
+      await until(() => slowInFlight === 1);
+      for (const v of ['3', '4', '5', '6']) {
+        await configMaps.patch({ namespace: ns, name: 'cm-3' }, { data: { v } });
+      }
+      await until(() => seen.get(`${ns}/cm-3`)?.at(-1) === '6');
+      await sleep(400);
+      expect(seen.get(`${ns}/cm-3`)).toEqual(['1', '2', '6']);
+      expect(maxSlowInFlight).toBe(1);
+
+      // An owned Secret's change reconciles its owner.
+      await secrets.create({
+        metadata: {
+          name: 'owned',
+          namespace: ns,
+          ownerReferences: [
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              name: 'cm-2',
+              uid: created.get('cm-2') ?? '',
+              controller: true,
+            },
+          ],
+        },
+        stringData: { x: 'y' },
+      });
+      await until(() => (seen.get(`${ns}/cm-2`)?.length ?? 0) >= 2);
+      expect(seen.get(`${ns}/cm-2`)).toEqual(['1', '1']);
+      expect(seen.has(`${ns}/owned`)).toBe(false);
+
+      // A delete is reconciled too: the reconciler finds the object gone.
+      await configMaps.delete({ namespace: ns, name: 'cm-1' });
+      await until(() => seen.get(`${ns}/cm-1`)?.at(-1) === 'gone');
+      await sleep(200);
+      expect(seen.get(`${ns}/cm-1`)).toEqual(['1', 'gone']);
+      expect(seen.get(`${ns}/cm-4`)).toEqual(['1']);
+    } finally {
+      await Promise.all([configMapInformer.stop(), secretInformer.stop()]);
+      expect(await controller.stop(2_000)).toBe(true);
+    }
+  });
+});
