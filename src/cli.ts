@@ -12,6 +12,9 @@ Commands:
   local [--data-dir DIR] [--api-port P] [--host H] [--no-operator] [--no-facade]
                              run the local control plane (a Kubernetes API server, durable
                              in DIR, default .data/local); writes DIR/kubeconfig
+  run [--kubeconfig F] [--context C] [--namespace NS] [--base-domain D] [--no-leader-election]
+                             run the operator against the current kubeconfig (or in-cluster);
+                             its Lease and scope id counter live in NS (default nrn-system)
   crds                       print the CustomResourceDefinitions (kubectl apply -f -)
   generate crds [--out DIR]  write one file per CRD into DIR (default: crds)
   version                    print the version
@@ -46,6 +49,11 @@ export async function main(argv: string[]): Promise<number> {
       host: { type: 'string' },
       'no-operator': { type: 'boolean' },
       'no-facade': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      namespace: { type: 'string' },
+      'base-domain': { type: 'string' },
+      'no-leader-election': { type: 'boolean' },
     },
   });
   const [command, sub] = positionals;
@@ -67,6 +75,16 @@ export async function main(argv: string[]): Promise<number> {
         host: values.host ?? '127.0.0.1',
         operator: !values['no-operator'],
         facade: !values['no-facade'],
+      });
+    }
+    case 'run': {
+      const { runOperator } = await import('./main.js');
+      return runOperator({
+        leaderElection: !values['no-leader-election'],
+        ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+        ...(values.context !== undefined ? { context: values.context } : {}),
+        ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+        ...(values['base-domain'] !== undefined ? { baseDomain: values['base-domain'] } : {}),
       });
     }
     case 'crds':

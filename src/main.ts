@@ -1,8 +1,11 @@
-// Wires the long-running processes: config -> logger -> control plane (-> operator -> facade,
-// as they land) and the signals that stop them.
+// Wires the long-running processes: config -> logger -> control plane -> operator (-> facade,
+// as it lands) and the signals that stop them.
 import { resolve } from 'node:path';
+import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
+import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, type Operator, startOperator } from './operator.js';
+import { stopOnSignal } from './runtime/index.js';
 
 export interface LocalOptions {
   dataDir: string;
@@ -23,7 +26,20 @@ export async function runLocal(options: LocalOptions): Promise<number> {
     log,
   });
   const parts = ['API server'];
-  if (options.operator) log.warn('the operator is not part of this build yet; running without it');
+  let kube: Kube | undefined;
+  let operator: Operator | undefined;
+  if (options.operator) {
+    // Through the kubeconfig, as against any cluster: the operator never reaches into src/local.
+    kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
+    await applyCrds(kube);
+    operator = await startOperator({
+      kube,
+      log,
+      namespace: DEFAULT_OPERATOR_NAMESPACE,
+      leaderElection: true,
+    });
+    parts.push('operator');
+  }
   if (options.facade) log.warn('the facade is not part of this build yet; running without it');
   process.stdout.write(
     `nrn-operator local ready: ${parts.join(', ')} at ${plane.url}; KUBECONFIG=${plane.kubeconfigPath}\n`,
@@ -33,7 +49,41 @@ export async function runLocal(options: LocalOptions): Promise<number> {
     process.once('SIGTERM', done);
   });
   log.info({ signal }, 'stopping');
+  // The operator first: it still needs the API server to drain and release its lease.
+  const clean = (await operator?.stop()) ?? true;
+  kube?.close();
   await plane.close();
+  if (!clean) log.warn('operator did not drain in time');
   log.info('stopped');
   return 0;
+}
+
+export interface RunOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  leaderElection: boolean;
+  baseDomain?: string;
+}
+
+/** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
+export async function runOperator(options: RunOptions): Promise<number> {
+  const log: Logger = createLogger();
+  const kube = await connect({
+    log,
+    ...(options.kubeconfig !== undefined ? { kubeconfigPath: options.kubeconfig } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+  });
+  const namespace =
+    options.namespace ?? process.env.POD_NAMESPACE ?? kube.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+  const operator = await startOperator({
+    kube,
+    log,
+    namespace,
+    leaderElection: options.leaderElection,
+    ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
+  });
+  const { clean } = await stopOnSignal(operator.manager, { log });
+  kube.close();
+  return clean ? 0 : 1;
 }

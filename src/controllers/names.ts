@@ -1,0 +1,92 @@
+// How scopes and applications are named beyond their spec: slugs, the scope's domain, the
+// labels that carry an NRN, and the labels and annotations the operator puts on what it makes.
+import { createHash } from 'node:crypto';
+
+export const LABEL_PREFIX = 'platform.nrn.dev';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'nrn-operator';
+export const SCOPE_ID_LABEL = `${LABEL_PREFIX}/scope-id`;
+export const SCOPE_UID_LABEL = `${LABEL_PREFIX}/scope-uid`;
+export const SCOPE_NAMESPACE_LABEL = `${LABEL_PREFIX}/scope-namespace`;
+export const SCOPE_NAME_LABEL = `${LABEL_PREFIX}/scope-name`;
+export const NRN_LABEL = `${LABEL_PREFIX}/nrn`;
+export const NRN_ANNOTATION = `${LABEL_PREFIX}/nrn`;
+export const SPEC_HASH_ANNOTATION = `${LABEL_PREFIX}/spec-hash`;
+
+export const DEFAULT_BASE_DOMAIN = 'nrn.local';
+const MAX_DOMAIN = 60;
+const MAX_SLUG = 60;
+const MAX_LABEL_VALUE = 63;
+
+/** A DNS label from free text: lowercase, runs of anything else turned into one dash. */
+export function slugify(text: string, max = MAX_SLUG): string {
+  const slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, max)
+    .replace(/^-+|-+$/g, '');
+  // A name of only symbols still needs a slug; the hash keeps distinct names apart.
+  return slug === '' ? `s-${shortHash(text, 8)}` : slug;
+}
+
+export function shortHash(text: string, length: number): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+/**
+ * `<app-slug>-<scope-slug>-<hash>.<base domain>`, at most 60 characters. The slugs are cut
+ * (the scope's first, it is the longer-lived part of the app's name) so the hash, which keeps
+ * the domain unique when cutting makes two alike, always survives.
+ */
+export function scopeDomain(
+  appSlug: string,
+  scopeSlug: string,
+  scopeId: number,
+  baseDomain = DEFAULT_BASE_DOMAIN,
+): string {
+  const hash = shortHash(`${appSlug}/${scopeSlug}/${scopeId}`, 5);
+  const suffix = `-${hash}.${baseDomain}`;
+  const room = MAX_DOMAIN - suffix.length;
+  if (room < 3) throw new Error(`base domain ${baseDomain} leaves no room for a scope domain`);
+  let app = appSlug;
+  let scope = scopeSlug;
+  // One dash joins them; each keeps at least one character.
+  while (app.length + 1 + scope.length > room) {
+    if (scope.length >= app.length && scope.length > 1) scope = scope.slice(0, -1);
+    else if (app.length > 1) app = app.slice(0, -1);
+    else break;
+  }
+  app = app.replace(/-+$/, '') || app.slice(0, 1);
+  scope = scope.replace(/-+$/, '') || scope.slice(0, 1);
+  return `${app}-${scope}${suffix}`;
+}
+
+/**
+ * An NRN as a label value (`=` and `:` are not allowed there): `organization-1.account-2...`;
+ * too long for a label (63), it becomes `sha256-<40 hex>` of the NRN, still selectable by
+ * whoever computes it. The exact NRN is always in the annotation beside it.
+ */
+export function nrnLabelValue(nrn: string): string {
+  const safe = nrn.replaceAll('=', '-').replaceAll(':', '.');
+  return safe.length <= MAX_LABEL_VALUE ? safe : `sha256-${shortHash(nrn, 40)}`;
+}
+
+/** The namespace the namespace provisioner makes for scope `id`. */
+export function scopeNamespaceName(id: number): string {
+  return `nrn-scope-${id}`;
+}
+
+/** metadata.creationTimestamp, then name: who came first when two claim one thing. */
+export function olderFirst(
+  a: { metadata: { creationTimestamp?: string; name: string; namespace?: string } },
+  b: { metadata: { creationTimestamp?: string; name: string; namespace?: string } },
+): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

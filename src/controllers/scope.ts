@@ -1,0 +1,467 @@
+// The Scope reconciler: the lifecycle of DESIGN.md. Finalizer first; then identity (id from
+// the counter, slug, domain, NRN) once its application exists (`pending`); then the
+// provisioner (`creating`, or `updating` after a spec change) until `active` or `failed`;
+// on delete, `deleting` while the provisioner removes what it made, then the finalizer goes.
+import type { Logger } from 'pino';
+import {
+  type ApplicationSpec,
+  type ApplicationStatus,
+  childNrn,
+  GROUP,
+  type ScopeSpec,
+  ScopeSpec as ScopeSpecSchema,
+  type ScopeStatus,
+  type ScopeStatusBlock,
+  VERSION,
+} from '../api/index.js';
+import {
+  defineResource,
+  type Informer,
+  isNotFound,
+  type Kube,
+  type KubeObject,
+  keyOf,
+  type ResourceClient,
+} from '../kube/index.js';
+import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
+import { applicationById, applicationSlug } from './application.js';
+import type { IdAllocator } from './ids.js';
+import {
+  DEFAULT_BASE_DOMAIN,
+  olderFirst,
+  SCOPE_ID_LABEL,
+  SCOPE_NAME_LABEL,
+  SCOPE_NAMESPACE_LABEL,
+  scopeDomain,
+  slugify,
+} from './names.js';
+import type { ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
+import {
+  type EventRecorder,
+  type HealthReport,
+  healthConditions,
+  messagesFor,
+  writeStatus,
+} from './status.js';
+
+export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
+/** Index of the Scope informer: spec.application_id as a string. */
+export const SCOPE_APP_INDEX = 'scope-application-id';
+
+/** Scopes without schemas: an invalid spec must still be read, to be reported. */
+export const RawScopes = defineResource({
+  group: GROUP,
+  version: VERSION,
+  kind: 'Scope',
+  plural: 'scopes',
+  namespaced: true,
+});
+
+type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
+type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;
+type ScopeInformer = Informer<ScopeSpec, ScopeStatusBlock>;
+
+/** Failures a rerun cannot fix by itself: they wait for a spec change. */
+const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
+
+interface Identity {
+  readonly id: number;
+  readonly slug: string;
+  readonly domain: string;
+  readonly nrn: string;
+}
+
+export function indexScopes(informer: ScopeInformer): void {
+  informer.addIndex(SCOPE_APP_INDEX, (scope) =>
+    scope.spec ? [String(scope.spec.application_id)] : [],
+  );
+}
+
+/** From an object the operator made for a scope to that scope's key. */
+export function scopeKeyOfChild(object: KubeObject): string | undefined {
+  const labels = object.metadata.labels ?? {};
+  const namespace = labels[SCOPE_NAMESPACE_LABEL];
+  const name = labels[SCOPE_NAME_LABEL];
+  return namespace !== undefined && name !== undefined ? `${namespace}/${name}` : undefined;
+}
+
+export interface ScopeReconcilerOptions {
+  readonly kube: Pick<Kube, 'resource'>;
+  readonly log: Logger;
+  readonly scopes: ScopeInformer;
+  readonly applications: AppInformer;
+  readonly events: EventRecorder;
+  readonly ids: IdAllocator;
+  readonly provisioner: ScopeProvisioner;
+  readonly baseDomain?: string;
+  readonly workers?: number;
+  readonly now?: () => Date;
+}
+
+export class ScopeReconciler {
+  private readonly client: ResourceClient<unknown, ScopeStatusBlock>;
+  private readonly now: () => Date;
+  private readonly baseDomain: string;
+
+  constructor(private readonly options: ScopeReconcilerOptions) {
+    this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatusBlock>;
+    this.now = options.now ?? (() => new Date());
+    this.baseDomain = options.baseDomain ?? DEFAULT_BASE_DOMAIN;
+  }
+
+  /** The controller, watching scopes and the applications they wait for; add child informers. */
+  controller(): Controller {
+    const scopes = this.options.scopes;
+    return new Controller({
+      name: 'scopes',
+      log: this.options.log,
+      workers: this.options.workers ?? 4,
+      reconcile: (key, context) => this.reconcile(key, context),
+    })
+      .watch(scopes)
+      .watch(this.options.applications, (app) =>
+        app.spec
+          ? scopes.byIndex(SCOPE_APP_INDEX, String(app.spec.id)).map((s) => keyOf(s.metadata))
+          : undefined,
+      );
+  }
+
+  async reconcile(
+    key: string,
+    context: Pick<ReconcileContext, 'log'>,
+  ): Promise<Result | undefined> {
+    const [namespace = '', name = ''] = key.split('/');
+    let scope: KubeObject<unknown, ScopeStatusBlock>;
+    try {
+      scope = await this.client.get({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const log = context.log;
+    if (scope.metadata.deletionTimestamp !== undefined) return this.finalize(key, scope, log);
+
+    const parsed = ScopeSpecSchema.safeParse(scope.spec);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
+      await this.fail(scope, 'InvalidSpec', problems.join('; '), undefined);
+      return undefined;
+    }
+    const spec = parsed.data;
+    scope = await this.ensureFinalizer(scope);
+
+    const identity = await this.identity(key, scope, spec);
+    if (identity === 'waiting') return undefined;
+    const duplicate = this.olderWithSlug(scope, spec, identity.slug);
+    if (duplicate !== undefined) {
+      await this.fail(
+        scope,
+        'DuplicateSlug',
+        `slug ${identity.slug} is already used by scope ${duplicate} of application ${spec.application_id}`,
+        identity,
+      );
+      return undefined;
+    }
+
+    const generation = scope.metadata.generation;
+    const current = scope.status ?? {};
+    const changed = current.observedGeneration !== generation;
+    const failedReason = current.conditions?.find((c) => c.type === 'Stalled')?.reason ?? '';
+    if (current.status === 'failed' && !changed && STICKY_FAILURES.has(failedReason)) {
+      return undefined;
+    }
+
+    if (spec.external_created === true) {
+      await this.setStatus(scope, 'active', identity, {
+        health: 'ready',
+        reason: 'ExternallyProvisioned',
+        message: 'scope is provisioned externally',
+      });
+      return undefined;
+    }
+
+    const phase: ScopeStatus =
+      current.status === 'updating' || (current.status === 'active' && changed)
+        ? 'updating'
+        : current.status === 'active'
+          ? 'active'
+          : 'creating';
+    if (phase !== 'active') {
+      scope = await this.setStatus(scope, phase, identity, {
+        health: 'reconciling',
+        reason: phase === 'updating' ? 'Updating' : 'Provisioning',
+        message: `${this.options.provisioner.type} provisioner running`,
+      });
+    }
+
+    const target = this.target(key, scope, spec, identity);
+    const progress = await this.options.provisioner.ensure(target);
+    switch (progress.state) {
+      case 'ready':
+        await this.setStatus(scope, 'active', identity, {
+          health: 'ready',
+          reason: 'Provisioned',
+          message: `scope is active${progress.outputs?.namespace ? ` in namespace ${progress.outputs.namespace}` : ''}`,
+        });
+        if (phase !== 'active') log.info({ scope: key, id: identity.id }, 'scope provisioned');
+        return undefined;
+      case 'in_progress':
+        await this.setStatus(scope, phase === 'active' ? 'updating' : phase, identity, {
+          health: 'reconciling',
+          reason: 'Provisioning',
+          message: progress.message,
+        });
+        return { requeueAfter: progress.retryAfterMs ?? 1000 };
+      case 'failed':
+        await this.fail(scope, progress.reason, progress.message, identity);
+        log.warn({ scope: key, reason: progress.reason }, 'scope provisioning failed');
+        return undefined;
+    }
+  }
+
+  /**
+   * id, slug, domain and NRN. Once in status they stay (an application renamed later must not
+   * move a scope's domain); until then they need the application, and 'waiting' means it is
+   * not there yet (the scope is left pending, saying so).
+   */
+  private async identity(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    spec: ScopeSpec,
+  ): Promise<Identity | 'waiting'> {
+    const status = scope.status ?? {};
+    const labelled = idOfLabel(scope);
+    if (
+      status.id !== undefined &&
+      status.slug !== undefined &&
+      status.domain !== undefined &&
+      status.nrn !== undefined &&
+      labelled === status.id
+    ) {
+      return { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn };
+    }
+    if (
+      status.id !== undefined &&
+      status.nrn !== undefined &&
+      status.slug !== undefined &&
+      status.domain !== undefined
+    ) {
+      await this.labelId(scope, status.id);
+      return { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn };
+    }
+    const app = applicationById(this.options.applications, spec.application_id);
+    if (app?.spec === undefined) {
+      await this.setStatus(scope, 'pending', undefined, {
+        health: 'reconciling',
+        reason: 'WaitingForApplication',
+        message: `application ${spec.application_id} does not exist; the scope waits for it`,
+      });
+      return 'waiting';
+    }
+    const slug = slugify(spec.name);
+    let id = status.id;
+    let assigning = false;
+    if (id === undefined) {
+      id = await this.options.ids.allocate();
+      assigning = true;
+      this.options.log.info({ scope: key, id }, 'scope id allocated');
+    }
+    const identity: Identity = {
+      id,
+      slug,
+      domain: scopeDomain(applicationSlug(app.spec), slug, id, this.baseDomain),
+      nrn: childNrn(app.spec.nrn, 'scope', id),
+    };
+    if (assigning) {
+      // status.id is the record (a label anyone may set, status only the operator may);
+      // written guarded by resourceVersion, so a racing writer makes this fail (409,
+      // retried) and the id just allocated is never used: gaps, never duplicates.
+      const written = await this.setStatus(
+        scope,
+        'pending',
+        identity,
+        { health: 'reconciling', reason: 'Accepted', message: `scope accepted with id ${id}` },
+        { guard: true },
+      );
+      Object.assign(scope, written);
+    }
+    if (labelled !== id) await this.labelId(scope, id);
+    return identity;
+  }
+
+  /** The label mirrors status.id, so `kubectl get scopes -l platform.nrn.dev/scope-id=N` works. */
+  private async labelId(scope: KubeObject<unknown, ScopeStatusBlock>, id: number): Promise<void> {
+    const updated = await this.client.patch(
+      { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
+      { metadata: { labels: { [SCOPE_ID_LABEL]: String(id) } } },
+    );
+    scope.metadata = updated.metadata;
+  }
+
+  /** Key of an older scope of the same application with this slug, if any. */
+  private olderWithSlug(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    spec: ScopeSpec,
+    slug: string,
+  ): string | undefined {
+    const self = keyOf(scope.metadata);
+    const older = this.options.scopes
+      .byIndex(SCOPE_APP_INDEX, String(spec.application_id))
+      .filter((other) => keyOf(other.metadata) !== self)
+      .filter((other) => (other.status?.slug ?? slugify(other.spec?.name ?? '')) === slug)
+      .filter((other) => olderFirst(other, scope as ScopeObject) < 0)
+      .sort(olderFirst)[0];
+    return older === undefined ? undefined : keyOf(older.metadata);
+  }
+
+  private async ensureFinalizer(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+    const finalizers = scope.metadata.finalizers ?? [];
+    if (finalizers.includes(SCOPE_FINALIZER)) return scope;
+    return this.client.patch(
+      { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
+      {
+        metadata: {
+          resourceVersion: scope.metadata.resourceVersion,
+          finalizers: [...finalizers, SCOPE_FINALIZER],
+        },
+      },
+    );
+  }
+
+  private async finalize(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    log: Logger,
+  ): Promise<Result | undefined> {
+    const finalizers = scope.metadata.finalizers ?? [];
+    if (!finalizers.includes(SCOPE_FINALIZER)) return undefined;
+    const status = scope.status ?? {};
+    const identity =
+      status.id !== undefined &&
+      status.slug !== undefined &&
+      status.domain !== undefined &&
+      status.nrn !== undefined
+        ? { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn }
+        : undefined;
+    const parsed = ScopeSpecSchema.safeParse(scope.spec);
+    const external = parsed.success && parsed.data.external_created === true;
+    if (identity !== undefined && !external && parsed.success) {
+      if (status.status !== 'deleting') {
+        scope = await this.setStatus(scope, 'deleting', identity, {
+          health: 'reconciling',
+          reason: 'Deleting',
+          message: `${this.options.provisioner.type} provisioner removing the scope's resources`,
+        });
+      }
+      const progress = await this.options.provisioner.remove(
+        this.target(key, scope, parsed.data, identity),
+      );
+      if (progress.state === 'in_progress') return { requeueAfter: progress.retryAfterMs ?? 1000 };
+      if (progress.state === 'failed') {
+        // Removal that cannot proceed keeps the finalizer: deleting the scope must not leak.
+        await this.setStatus(scope, 'deleting', identity, {
+          health: 'stalled',
+          reason: progress.reason,
+          message: progress.message,
+        });
+        return undefined;
+      }
+    }
+    scope = await this.setStatus(scope, 'deleted', identity, {
+      health: 'reconciling',
+      reason: 'Deleted',
+      message: 'the scope and its resources are deleted',
+    });
+    try {
+      await this.client.patch(
+        { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
+        {
+          metadata: {
+            resourceVersion: scope.metadata.resourceVersion,
+            finalizers: (scope.metadata.finalizers ?? []).filter((f) => f !== SCOPE_FINALIZER),
+          },
+        },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    log.info({ scope: key }, 'scope deleted');
+    return undefined;
+  }
+
+  private target(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    spec: ScopeSpec,
+    identity: Identity,
+  ): ScopeTarget {
+    return {
+      key,
+      namespace: scope.metadata.namespace ?? '',
+      name: scope.metadata.name,
+      uid: scope.metadata.uid ?? '',
+      ...identity,
+      requestedSpec: spec.requested_spec,
+    };
+  }
+
+  private fail(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    reason: string,
+    message: string,
+    identity: Identity | undefined,
+  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+    return this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
+  }
+
+  /**
+   * Writes the whole status when it differs from what the object has, and records an Event when
+   * the lifecycle value or the reason changes. Returns the object as it now is.
+   */
+  private async setStatus(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    phase: ScopeStatus,
+    identity: Identity | undefined,
+    report: HealthReport,
+    options: { guard?: boolean } = {},
+  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+    const previous = scope.status ?? {};
+    const generation = scope.metadata.generation;
+    // Keep what was assigned even while the identity cannot be recomputed (e.g. app missing).
+    const kept = identity ?? {
+      ...(previous.id !== undefined ? { id: previous.id } : {}),
+      ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
+      ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
+      ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
+    };
+    const next: ScopeStatusBlock = {
+      status: phase,
+      ...kept,
+      messages: messagesFor(report),
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      conditions: healthConditions(previous.conditions, report, generation, this.now()),
+    };
+    const written = await writeStatus(this.client, scope, next, options);
+    if (written === undefined) return scope;
+    const before = previous.conditions?.find((c) => c.type === 'Ready')?.reason;
+    if (previous.status !== phase || before !== report.reason) {
+      await this.options.events.record(
+        scope,
+        report.health === 'stalled' ? 'Warning' : 'Normal',
+        report.reason,
+        report.message,
+      );
+    }
+    return written;
+  }
+}
+
+function idOfLabel(scope: KubeObject): number | undefined {
+  const raw = scope.metadata.labels?.[SCOPE_ID_LABEL];
+  if (raw === undefined || !/^[0-9]+$/.test(raw)) return undefined;
+  const id = Number(raw);
+  return Number.isSafeInteger(id) ? id : undefined;
+}

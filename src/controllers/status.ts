@@ -1,0 +1,194 @@
+// Status writing shared by the reconcilers: kstatus conditions (Ready, Reconciling, Stalled)
+// that keep their lastTransitionTime across no-change writes, the spec's message items, status
+// patches that are skipped when nothing changed, and the Kubernetes Events of transitions.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Condition, MessageItem } from '../api/index.js';
+import { Events, type Kube, type KubeObject, type ResourceClient } from '../kube/index.js';
+
+/** Where a resource stands, in kstatus terms. */
+export type Health =
+  /** Usable: Ready=True, Reconciling=False, Stalled=False. */
+  | 'ready'
+  /** Work in progress (or waiting on something that will come): Reconciling=True. */
+  | 'reconciling'
+  /** Cannot progress without a change from someone: Stalled=True. */
+  | 'stalled';
+
+export interface HealthReport {
+  readonly health: Health;
+  /** CamelCase, as metav1.Condition wants it. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Sets one condition, keeping lastTransitionTime when its status does not change (the
+ * metav1.Condition contract; a fresh timestamp on every write would also make every write a
+ * change).
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: Date,
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const at = list.findIndex((c) => c.type === next.type);
+  const old = at >= 0 ? list[at] : undefined;
+  const lastTransitionTime =
+    old !== undefined && old.status === next.status ? old.lastTransitionTime : rfc3339(now);
+  const condition: Condition = { ...next, lastTransitionTime };
+  if (at >= 0) list[at] = condition;
+  else list.push(condition);
+  return list;
+}
+
+/** The three kstatus conditions for `report`, at `generation`. */
+export function healthConditions(
+  conditions: readonly Condition[] | undefined,
+  report: HealthReport,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  const observed = generation !== undefined ? { observedGeneration: generation } : {};
+  const flag = (on: boolean): 'True' | 'False' => (on ? 'True' : 'False');
+  const idle = report.health === 'ready' ? 'Succeeded' : report.reason;
+  let list = setCondition(
+    conditions,
+    {
+      type: 'Ready',
+      status: flag(report.health === 'ready'),
+      reason: report.reason,
+      message: report.message,
+      ...observed,
+    },
+    now,
+  );
+  list = setCondition(
+    list,
+    {
+      type: 'Reconciling',
+      status: flag(report.health === 'reconciling'),
+      reason: report.health === 'reconciling' ? report.reason : idle,
+      message: report.health === 'reconciling' ? report.message : '',
+      ...observed,
+    },
+    now,
+  );
+  return setCondition(
+    list,
+    {
+      type: 'Stalled',
+      status: flag(report.health === 'stalled'),
+      reason: report.health === 'stalled' ? report.reason : idle,
+      message: report.health === 'stalled' ? report.message : '',
+      ...observed,
+    },
+    now,
+  );
+}
+
+/** The spec's message list: one item, at a level matching the health. */
+export function messagesFor(report: HealthReport): MessageItem[] {
+  const level = report.health === 'stalled' ? 'error' : 'info';
+  return [{ level, message: report.message }];
+}
+
+/** metav1.Time: RFC 3339 in whole seconds, as the API server writes it. */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+/** JSON with sorted keys: two statuses are the same when their canonical forms are. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  );
+}
+
+/**
+ * Replaces the whole status through a merge patch of /status, or does nothing when `next`
+ * equals `current`: a no-op write would still bump resourceVersion and wake every watcher.
+ * Fields of `current` that `next` lacks are sent as null so the merge removes them.
+ */
+export async function writeStatus<Spec, Status>(
+  client: ResourceClient<Spec, Status>,
+  object: KubeObject<unknown, unknown>,
+  next: object,
+  options: { guard?: boolean } = {},
+): Promise<KubeObject<Spec, Status> | undefined> {
+  const current = (object.status ?? {}) as Record<string, unknown>;
+  if (canonical(current) === canonical(next)) return undefined;
+  const patch: Record<string, unknown> = { ...(next as Record<string, unknown>) };
+  for (const field of Object.keys(current)) if (!(field in next)) patch[field] = null;
+  // guard: the write fails with 409 unless the object is still the version that was read.
+  const metadata = options.guard
+    ? { metadata: { resourceVersion: object.metadata.resourceVersion } }
+    : {};
+  return client.patchStatus(
+    { name: object.metadata.name, namespace: object.metadata.namespace ?? '' },
+    { ...metadata, status: patch },
+  );
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Writes core/v1 Events about our objects; best effort, as client-go's recorder is. */
+export class EventRecorder {
+  private readonly events: ResourceClient;
+
+  constructor(
+    kube: Pick<Kube, 'resource'>,
+    private readonly component: string,
+    private readonly instance: string,
+    private readonly log: Logger,
+  ) {
+    this.events = kube.resource(Events);
+  }
+
+  async record(
+    object: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const namespace = object.metadata.namespace ?? 'default';
+    const now = new Date();
+    try {
+      await this.events.create({
+        metadata: {
+          // The name only has to be unique; client-go uses <object>.<hex timestamp>.
+          name: `${object.metadata.name}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`,
+          namespace,
+        },
+        involvedObject: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name: object.metadata.name,
+          namespace,
+          uid: object.metadata.uid,
+          resourceVersion: object.metadata.resourceVersion,
+        },
+        reason,
+        message,
+        type,
+        source: { component: this.component },
+        reportingComponent: this.component,
+        reportingInstance: this.instance,
+        firstTimestamp: rfc3339(now),
+        lastTimestamp: rfc3339(now),
+        count: 1,
+      });
+    } catch (error) {
+      // An event is worth less than the reconcile that wanted it: log, never fail on it.
+      this.log.warn(
+        { err: error, object: `${namespace}/${object.metadata.name}`, reason },
+        'event not recorded',
+      );
+    }
+  }
+}

@@ -1,0 +1,168 @@
+// The operator assembled: informers over the kinds it reads, the Application and Scope
+// controllers with the namespace provisioner, and the runtime Manager that runs them (behind
+// Lease-based leader election unless told otherwise).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { allCrds } from './api/index.js';
+import { ApplicationReconciler, indexApplications } from './controllers/application.js';
+import { IdAllocator } from './controllers/ids.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from './controllers/names.js';
+import { NamespaceProvisioner } from './controllers/provisioners/namespace.js';
+import { indexScopes, ScopeReconciler, scopeKeyOfChild } from './controllers/scope.js';
+import { EventRecorder } from './controllers/status.js';
+import {
+  Applications,
+  defineResource,
+  isAlreadyExists,
+  type Kube,
+  LimitRanges,
+  Namespaces,
+  ResourceQuotas,
+  Scopes,
+  ServiceAccounts,
+} from './kube/index.js';
+import { Manager } from './runtime/index.js';
+
+export const OPERATOR_NAME = 'nrn-operator';
+export const DEFAULT_OPERATOR_NAMESPACE = 'nrn-system';
+
+export interface LeaderElectionSettings {
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+}
+
+export interface OperatorOptions {
+  readonly kube: Kube;
+  readonly log: Logger;
+  /** Where the operator keeps its Lease and the scope id counter. */
+  readonly namespace: string;
+  /** Unique per process; defaults to hostname plus a random part. */
+  readonly identity?: string;
+  /** false: a single replica, controllers start at once. */
+  readonly leaderElection?: boolean | LeaderElectionSettings;
+  readonly baseDomain?: string;
+  /** What happens when leadership is lost; by default the process exits (controller-runtime). */
+  readonly onLostLeadership?: () => void;
+  readonly resyncMs?: number;
+}
+
+export interface Operator {
+  readonly manager: Manager;
+  readonly identity: string;
+  /** Graceful: drains reconciles in flight and releases the lease. True when clean. */
+  stop(): Promise<boolean>;
+}
+
+export function defaultIdentity(): string {
+  return `${hostname()}-${randomBytes(4).toString('hex')}`;
+}
+
+export async function startOperator(options: OperatorOptions): Promise<Operator> {
+  const { kube, log } = options;
+  const identity = options.identity ?? defaultIdentity();
+  await ensureNamespace(kube, options.namespace);
+
+  const resync = options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {};
+  const applications = kube.informer(Applications, resync);
+  const scopes = kube.informer(Scopes, resync);
+  indexApplications(applications);
+  indexScopes(scopes);
+  // Only what the operator made: a cluster's other namespaces are none of its business.
+  const managed = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, ...resync };
+  const children = {
+    Namespace: kube.informer(Namespaces, managed),
+    ResourceQuota: kube.informer(ResourceQuotas, managed),
+    LimitRange: kube.informer(LimitRanges, managed),
+    ServiceAccount: kube.informer(ServiceAccounts, managed),
+  };
+
+  const events = new EventRecorder(kube, OPERATOR_NAME, identity, log);
+  const provisioner = new NamespaceProvisioner(kube, {
+    namespace: (name) => children.Namespace.cache.get(undefined, name),
+    inNamespace: (kind, namespace, name) => children[kind].cache.get(namespace, name),
+  });
+  const scopeController = new ScopeReconciler({
+    kube,
+    log,
+    scopes,
+    applications,
+    events,
+    ids: new IdAllocator(kube, { namespace: options.namespace }),
+    provisioner,
+    ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
+  }).controller();
+  for (const informer of Object.values(children)) scopeController.watch(informer, scopeKeyOfChild);
+  const applicationController = new ApplicationReconciler({
+    kube,
+    log,
+    applications,
+    events,
+  }).controller();
+
+  const election = options.leaderElection ?? true;
+  const manager = new Manager({
+    log,
+    informers: [applications, scopes, ...Object.values(children)],
+    controllers: [applicationController, scopeController],
+    ...(election === false
+      ? {}
+      : {
+          leaderElection: {
+            kube,
+            namespace: options.namespace,
+            name: OPERATOR_NAME,
+            identity,
+            ...(election === true ? {} : election),
+          },
+        }),
+    onLostLeadership: () => {
+      log.error({ identity }, 'leadership lost; stopping');
+      (options.onLostLeadership ?? (() => process.exit(1)))();
+    },
+  });
+  await manager.start();
+  log.info({ identity, namespace: options.namespace }, 'operator started');
+  return { manager, identity, stop: () => manager.stop() };
+}
+
+async function ensureNamespace(kube: Kube, name: string): Promise<void> {
+  try {
+    await kube.resource(Namespaces).create({ metadata: { name } });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+const Crds = defineResource({
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+});
+
+/** Applies the CRDs of src/api (server-side) and waits until the API serves them. */
+export async function applyCrds(kube: Kube, timeoutMs = 30_000): Promise<void> {
+  const client = kube.resource(Crds);
+  const crds = allCrds();
+  for (const crd of crds) {
+    await client.apply(crd as unknown as Parameters<typeof client.apply>[0], {
+      fieldManager: OPERATOR_NAME,
+      force: true,
+    });
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    const name = (crd as { metadata: { name: string } }).metadata.name;
+    for (;;) {
+      const current = await client.get({ name });
+      const conditions = (current.status as { conditions?: { type: string; status: string }[] })
+        ?.conditions;
+      if (conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not established in time`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,111 @@
+// Applications from the outside: a valid one is Ready with a derived slug, an NRN that does not
+// end in its id is Stalled naming the field, and of two claiming one id the newer is Stalled.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { type Operator, startOperator } from '../../src/operator.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface AppView {
+  status?: {
+    slug?: string;
+    messages?: { level: string; message: string }[];
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+describe('operator: applications', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let operator: Operator;
+  let nsA: string;
+  let nsB: string;
+
+  const apply = async (yaml: string) => {
+    const result = await kubectl(cluster, ['apply', '-f', '-'], { input: yaml });
+    if (result.code !== 0) throw new Error(result.stderr);
+  };
+  const app = (ns: string, name: string, id: number, nrnId = id) => `
+apiVersion: platform.nrn.dev/v1alpha1
+kind: Application
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { id: ${id}, name: "${name} shop", nrn: "organization=1:application=${nrnId}" }
+`;
+  const ready = (a: AppView) => a.status?.conditions?.find((c) => c.type === 'Ready');
+  const waitApp = async (ns: string, name: string, check: (a: AppView) => boolean) => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const got = await kubectl(cluster, ['get', 'application', name, '-n', ns, '-o', 'json']);
+      const view = JSON.parse(got.stdout || '{}') as AppView;
+      if (check(view)) return view;
+      if (Date.now() > deadline) throw new Error(`${name}: ${JSON.stringify(view.status)}`);
+      await sleep(25);
+    }
+  };
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await kubectl(cluster, [
+      'wait',
+      '--for=condition=Established',
+      'crd/applications.platform.nrn.dev',
+    ]);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    nsA = uniqueName('operator-app-a');
+    nsB = uniqueName('operator-app-b');
+    for (const name of [nsA, nsB]) await kube.resource(Namespaces).create({ metadata: { name } });
+    operator = await startOperator({
+      kube,
+      log,
+      namespace: uniqueName('operator-system'),
+      leaderElection: false,
+    });
+  });
+  afterAll(async () => {
+    expect(await operator?.stop()).toBe(true);
+    kube?.close();
+    await cluster?.close();
+  });
+
+  it('a valid application is Ready with its slug derived from the name', async () => {
+    await apply(app(nsA, 'shop', 31));
+    const view = await waitApp(nsA, 'shop', (a) => ready(a)?.status === 'True');
+    expect(view.status?.slug).toBe('shop-shop');
+    const wait = await kubectl(cluster, [
+      'wait',
+      '--for=condition=Ready',
+      'application/shop',
+      '-n',
+      nsA,
+      '--timeout=5s',
+    ]);
+    expect(wait.code).toBe(0);
+  });
+
+  it('an NRN that does not end in the id is Stalled, naming the field', async () => {
+    await apply(app(nsA, 'wrong', 32, 99));
+    const view = await waitApp(nsA, 'wrong', (a) => ready(a) !== undefined);
+    expect(ready(view)).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(view.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
+    expect(view.status?.messages?.[0]?.message).toContain('spec.nrn: must end in application=32');
+  });
+
+  it('of two applications with one id in different namespaces, the newer is Stalled', async () => {
+    await sleep(1100); // creationTimestamp has whole seconds: make this one strictly newer
+    await apply(app(nsB, 'copy', 31));
+    const view = await waitApp(nsB, 'copy', (a) => ready(a) !== undefined);
+    expect(ready(view)).toMatchObject({ status: 'False', reason: 'DuplicateId' });
+    expect(view.status?.messages?.[0]?.message).toContain(
+      `already used by application ${nsA}/shop`,
+    );
+    // The older one is untouched, and the newer takes over once the older is gone.
+    expect(ready(await waitApp(nsA, 'shop', () => true))?.status).toBe('True');
+    await kubectl(cluster, ['delete', 'application', 'shop', '-n', nsA]);
+    await waitApp(nsB, 'copy', (a) => ready(a)?.status === 'True');
+  });
+});

@@ -1,0 +1,243 @@
+// The operator from the outside: kubectl applies Applications and Scopes against a cluster
+// with the operator running in-process, and reads back what a platform team would see.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { type Operator, startOperator } from '../../src/operator.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface ScopeView {
+  metadata: { generation?: number; labels?: Record<string, string> };
+  status?: {
+    status?: string;
+    id?: number;
+    slug?: string;
+    domain?: string;
+    nrn?: string;
+    observedGeneration?: number;
+    messages?: { level: string; message: string }[];
+    conditions?: { type: string; status: string; reason: string }[];
+  };
+}
+
+describe('operator: scopes', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let operator: Operator;
+  let ns: string;
+  let opNs: string;
+
+  const k = async (args: string[], input?: string) => {
+    const result = await kubectl(cluster, args, input !== undefined ? { input } : {});
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+    return result.stdout;
+  };
+  const getScope = async (name: string): Promise<ScopeView> =>
+    JSON.parse(await k(['get', 'scope', name, '-n', ns, '-o', 'json'])) as ScopeView;
+  /** Polls the scope until `check` holds, recording every lifecycle value seen on the way. */
+  const waitScope = async (
+    name: string,
+    check: (s: ScopeView) => boolean,
+    seen: string[] = [],
+    timeoutMs = 15_000,
+  ): Promise<ScopeView> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const scope = await getScope(name);
+      const status = scope.status?.status;
+      if (status !== undefined && seen.at(-1) !== status) seen.push(status);
+      if (check(scope)) return scope;
+      if (Date.now() > deadline) {
+        throw new Error(`scope ${name} not as expected: ${JSON.stringify(scope.status)}`);
+      }
+      await sleep(25);
+    }
+  };
+  /** Reasons of the Events about scope `name`, oldest first. */
+  const eventReasons = async (name: string): Promise<string[]> => {
+    const list = JSON.parse(
+      await k([
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        `involvedObject.name=${name}`,
+        '-o',
+        'json',
+      ]),
+    ) as { items: { reason: string; metadata: { name: string } }[] };
+    // Names end in a hex timestamp and a random part: sorting them orders by time.
+    return list.items
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
+      .map((e) => e.reason);
+  };
+  const application = (name: string, id: number) => `
+apiVersion: platform.nrn.dev/v1alpha1
+kind: Application
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { id: ${id}, name: ${name}, nrn: "organization=1:account=2:namespace=3:application=${id}" }
+`;
+  const scope = (name: string, app: number, memory = 2, extra = '') => `
+apiVersion: platform.nrn.dev/v1alpha1
+kind: Scope
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+  name: ${name}
+  type: web_pool
+  application_id: ${app}
+  requested_spec: { memory_in_gb: ${memory}, cpu_profile: standard, local_storage_in_gb: 10 }
+${extra}`;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('operator-scope');
+    opNs = uniqueName('operator-system');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    operator = await startOperator({
+      kube,
+      log,
+      namespace: opNs,
+      leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+      onLostLeadership: () => {},
+    });
+    await operator.manager.elector?.elected();
+  });
+  afterAll(async () => {
+    expect(await operator?.stop()).toBe(true);
+    if (cluster !== undefined && cluster.kind !== 'local') {
+      await kubectl(cluster, ['delete', 'namespace', ns, opNs, '--wait=false']);
+    }
+    kube?.close();
+    await cluster?.close();
+  });
+
+  it('provisions a scope: active, namespace, quota, limit range, service account, Ready', async () => {
+    await k(['apply', '-f', '-'], `${application('checkout', 10)}---${scope('web', 10)}`);
+    const seen: string[] = [];
+    const active = await waitScope('web', (s) => s.status?.status === 'active', seen);
+    expect(seen).toContain('active');
+    const status = active.status ?? {};
+    expect(status.id).toBeGreaterThan(0);
+    expect(status.slug).toBe('web');
+    expect(status.nrn).toBe(
+      `organization=1:account=2:namespace=3:application=10:scope=${status.id}`,
+    );
+    expect(status.domain).toMatch(/^checkout-web-[0-9a-f]{5}\.nrn\.local$/);
+    expect(active.metadata.labels?.['platform.nrn.dev/scope-id']).toBe(String(status.id));
+    expect(status.observedGeneration).toBe(active.metadata.generation);
+
+    const wait = await kubectl(cluster, [
+      'wait',
+      '--for=condition=Ready',
+      `scope/web`,
+      '-n',
+      ns,
+      '--timeout=10s',
+    ]);
+    expect(wait.code).toBe(0);
+
+    const child = `nrn-scope-${status.id}`;
+    const nsObject = JSON.parse(await k(['get', 'namespace', child, '-o', 'json'])) as ScopeView;
+    expect(nsObject.metadata.labels?.['platform.nrn.dev/scope-id']).toBe(String(status.id));
+    expect(nsObject.metadata.labels?.['platform.nrn.dev/nrn']).toBe(
+      `organization-1.account-2.namespace-3.application-10.scope-${status.id}`,
+    );
+    const quota = JSON.parse(
+      await k(['get', 'resourcequota', 'scope-quota', '-n', child, '-o', 'json']),
+    ) as { spec: { hard: Record<string, string> } };
+    expect(quota.spec.hard).toMatchObject({
+      'limits.memory': '2048Mi',
+      'limits.cpu': '2',
+      'limits.ephemeral-storage': '10240Mi',
+    });
+    await k(['get', 'limitrange', 'scope-limits', '-n', child]);
+    await k(['get', 'serviceaccount', 'scope-runtime', '-n', child]);
+
+    const table = await k(['get', 'scopes', '-n', ns]);
+    const header = table.split('\n')[0] ?? '';
+    expect(header).toMatch(/NAME\s+ID\s+TYPE\s+STATUS\s+READY/);
+    expect(table).toMatch(new RegExp(`web\\s+${status.id}\\s+web_pool\\s+active\\s+True`));
+
+    // One Event per transition: accepted (pending), provisioning (creating), provisioned (active).
+    expect(await eventReasons('web')).toEqual(['Accepted', 'Provisioning', 'Provisioned']);
+  });
+
+  it('a spec change goes through updating back to active, at the new generation', async () => {
+    const before = await waitScope('web', (s) => s.status?.status === 'active');
+    await k(['apply', '-f', '-'], scope('web', 10, 4));
+    const seen: string[] = [];
+    const after = await waitScope(
+      'web',
+      (s) =>
+        s.status?.status === 'active' &&
+        s.status.observedGeneration === s.metadata.generation &&
+        (s.metadata.generation ?? 0) > (before.metadata.generation ?? 0),
+      seen,
+    );
+    expect(after.status?.id).toBe(before.status?.id);
+    const child = `nrn-scope-${after.status?.id}`;
+    const quota = JSON.parse(
+      await k(['get', 'resourcequota', 'scope-quota', '-n', child, '-o', 'json']),
+    ) as { spec: { hard: Record<string, string> } };
+    expect(quota.spec.hard['limits.memory']).toBe('4096Mi');
+    // The poll may miss a short `updating`; the event stream does not.
+    expect((await eventReasons('web')).slice(3)).toEqual(['Updating', 'Provisioned']);
+  });
+
+  it('waits pending for a missing application, then becomes active once it appears', async () => {
+    await k(['apply', '-f', '-'], scope('early', 20));
+    const pending = await waitScope('early', (s) => s.status?.status === 'pending');
+    expect(pending.status?.messages?.[0]?.message).toContain('application 20 does not exist');
+    const ready = pending.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: 'WaitingForApplication' });
+    expect(pending.status?.conditions?.find((c) => c.type === 'Reconciling')?.status).toBe('True');
+    await k(['apply', '-f', '-'], application('late', 20));
+    await waitScope('early', (s) => s.status?.status === 'active');
+  });
+
+  it('gives scopes distinct ids and refuses a duplicate slug in one application', async () => {
+    await k(['apply', '-f', '-'], `${scope('api', 10)}---${scope('worker', 10)}`);
+    const a = await waitScope('api', (s) => s.status?.status === 'active');
+    const b = await waitScope('worker', (s) => s.status?.status === 'active');
+    const web = await getScope('web');
+    const ids = new Set([a.status?.id, b.status?.id, web.status?.id]);
+    expect(ids.size).toBe(3);
+
+    // "Api" slugs to "api", which the older scope "api" of application 10 has.
+    await sleep(1100); // creationTimestamp has whole seconds: make this one strictly newer
+    await k(
+      ['apply', '-f', '-'],
+      scope('api-copy', 10).replace('name: api-copy\n  type', 'name: Api\n  type'),
+    );
+    const dup = await waitScope('api-copy', (s) => s.status?.status === 'failed');
+    expect(dup.status?.messages?.[0]?.message).toContain(
+      `slug api is already used by scope ${ns}/api`,
+    );
+  });
+
+  it('an externally created scope is active with no namespace of its own', async () => {
+    await k(['apply', '-f', '-'], scope('ext', 10, 1, '  external_created: true\n'));
+    const ext = await waitScope('ext', (s) => s.status?.status === 'active');
+    const got = await kubectl(cluster, ['get', 'namespace', `nrn-scope-${ext.status?.id}`]);
+    expect(got.code).not.toBe(0);
+  });
+
+  it('delete removes the children, then the scope', async () => {
+    const web = await getScope('web');
+    const child = `nrn-scope-${web.status?.id}`;
+    const del = await kubectl(cluster, ['delete', 'scope', 'web', '-n', ns, '--timeout=20s']);
+    expect(del.code).toBe(0);
+    const gone = await kubectl(cluster, ['get', 'scope', 'web', '-n', ns]);
+    expect(gone.stderr).toContain('NotFound');
+    const nsGone = await kubectl(cluster, ['get', 'namespace', child]);
+    expect(nsGone.stderr).toContain('NotFound');
+  });
+});
