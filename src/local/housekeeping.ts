@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { CRD_CLEANUP_FINALIZER, prepareCrd } from './crd.js';
 import type { Objects, WriteListener } from './objects.js';
+import { clone } from './patch/util.js';
 import {
   CRD_TYPE,
   NAMESPACE_TYPE,
@@ -298,7 +299,7 @@ export class Housekeeping implements WriteListener {
     if (!type || !owner) return;
     const uid = owner.metadata.uid ?? '';
     const writes = this.dependentsOf(uid).map(({ type: t, object }) => {
-      const next = structuredClone(object);
+      const next = clone(object);
       next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter(
         (o) => o.uid !== uid,
       );
@@ -323,7 +324,7 @@ export class Housekeeping implements WriteListener {
       object.metadata.name ?? '',
     );
     if (!current || !(current.metadata.finalizers ?? []).includes(finalizer)) return;
-    const next = structuredClone(current);
+    const next = clone(current);
     next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     await this.writeAll([
       this.objects.update(type, next.metadata.namespace ?? '', next.metadata.name ?? '', next, {
@@ -357,7 +358,7 @@ export class Housekeeping implements WriteListener {
     }
     await this.writeAll(writes);
     if (remaining > 0) return; // the last deletion in it brings us back here
-    const next = structuredClone(ns);
+    const next = clone(ns);
     next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [] };
     await this.writeAll([
       this.objects.update(

@@ -64,8 +64,19 @@ export function generateNameSuffix(): string {
 
 export const newUid = (): string => randomUUID();
 
+let stampedSecond = Number.NaN;
+let stamp = '';
+
 /** RFC 3339 with second precision, as metav1.Time serializes. */
-export const timestamp = (now: Date = new Date()): string => `${now.toISOString().slice(0, 19)}Z`;
+export function timestamp(now: Date = new Date()): string {
+  // Every write stamps a time, and within one second it is the same text: format it once.
+  const second = Math.floor(now.getTime() / 1000);
+  if (second !== stampedSecond) {
+    stamp = `${now.toISOString().slice(0, 19)}Z`;
+    stampedSecond = second;
+  }
+  return stamp;
+}
 
 /** Everything but metadata and status: a change here bumps metadata.generation. */
 export function specPart(object: KubeObject): string {

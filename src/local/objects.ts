@@ -24,6 +24,7 @@ import {
   recordUpdate,
   serverSideApply,
 } from './patch/index.js';
+import { clone, sameJson } from './patch/util.js';
 import {
   apiVersionOf,
   NAMESPACE_TYPE,
@@ -89,7 +90,6 @@ export interface Written {
   durable?: Promise<void>;
 }
 
-const clone = <T>(value: T): T => structuredClone(value);
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -684,9 +684,9 @@ function sameList(a: readonly string[] | undefined, b: readonly string[] | undef
 function sameContent(a: KubeObject, b: KubeObject): boolean {
   const strip = (o: KubeObject) => {
     const { managedFields: _m, resourceVersion: _r, ...meta } = o.metadata;
-    return JSON.stringify({ ...o, metadata: meta });
+    return { ...o, metadata: meta };
   };
-  return strip(a) === strip(b) && JSON.stringify(fieldSets(a)) === JSON.stringify(fieldSets(b));
+  return sameJson(strip(a), strip(b)) && sameJson(fieldSets(a), fieldSets(b));
 }
 
 /** managedFields without their timestamps: a change of owner is a change; a new time is not. */

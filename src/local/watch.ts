@@ -13,7 +13,7 @@ export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export class ChangeEvent {
   private parsed: KubeObject | undefined;
   private parsedPrevious: KubeObject | undefined;
-  private readonly lines = new Map<string, string>();
+  private readonly lines = new Map<string, Buffer>();
 
   constructor(
     readonly revision: number,
@@ -40,11 +40,14 @@ export class ChangeEvent {
     return this.parsedPrevious;
   }
 
-  /** `{"type":…,"object":…}` and a newline: the watch wire format, for this event as `type`. */
-  line(type: string): string {
+  /**
+   * `{"type":…,"object":…}` and a newline: the watch wire format, for this event as `type`.
+   * Encoded once as bytes, so a hundred watchers do not each re-encode the same text.
+   */
+  line(type: string): Buffer {
     let line = this.lines.get(type);
     if (line === undefined) {
-      line = `{"type":"${type}","object":${this.json}}\n`;
+      line = Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
       this.lines.set(type, line);
     }
     return line;
@@ -160,7 +163,7 @@ export class WatchStream {
   }
 
   /** Writes one prepared wire line (see ChangeEvent.line). */
-  sendLine(line: string): boolean {
+  sendLine(line: string | Buffer): boolean {
     if (this.closed) return false;
     this.res.write(line);
     if (this.res.writableLength > this.maxBuffer) {

@@ -21,8 +21,8 @@
 //   resource and `spec` for /status; kinds without a status subresource must say so.
 import { ApiError, badRequest, type KubeObject, type ManagedFieldsEntry } from '../types.js';
 import { type ListTypeInfo, Schema } from './field-types.js';
-import { type FieldPath, FieldSet, fieldElement, renderPath } from './fields.js';
-import { compare, merge, removeFields, TypedError, toFieldSet } from './typed.js';
+import { type FieldPath, FieldSet, type FieldTree, fieldElement, renderPath } from './fields.js';
+import { compare, createdFields, merge, removeFields, TypedError, toFieldSet } from './typed.js';
 import { clone, deepEqual, isObject, type JsonObject, sortedJson } from './util.js';
 
 export interface ApplyOptions {
@@ -79,6 +79,8 @@ const STRIPPED = FieldSet.of(
     ].map((f) => ['metadata', f]),
   ].map((p) => p.map(fieldElement)),
 );
+
+const STRIPPED_PATHS = STRIPPED.paths();
 
 interface Manager {
   readonly manager: string;
@@ -168,6 +170,14 @@ function withoutManagedFields(object: JsonObject): JsonObject {
   return out;
 }
 
+/** The object as withoutManagedFields shows it, sharing all else: for walks that only read. */
+function managedFieldsHidden(object: JsonObject): JsonObject {
+  const meta = object.metadata;
+  if (!isObject(meta) || !Object.hasOwn(meta, 'managedFields')) return object;
+  const { managedFields: _, ...rest } = meta;
+  return { ...object, metadata: rest };
+}
+
 /**
  * Merges the oldest updaters into one `ancient-changes` entry per version once there are
  * more than ten (capManagersManager).
@@ -250,7 +260,7 @@ function trackUpdate(
   now: string,
   ignore: readonly FieldPath[],
 ): Managers {
-  const cmp = compare(schema, withoutManagedFields(live), withoutManagedFields(next));
+  const cmp = compare(schema, managedFieldsHidden(live), managedFieldsHidden(next));
   const changed = cmp.modified.union(cmp.added).withoutPrefixes(ignore);
   const removed = cmp.removed.withoutPrefixes(ignore);
   const out: Managers = new Map();
@@ -391,7 +401,7 @@ function allowedByLastApplied(
   }
   if (!isObject(last) || last.apiVersion !== apiVersion) return undefined;
   try {
-    const cmp = compare(schema, last, withoutManagedFields(live));
+    const cmp = compare(schema, last, managedFieldsHidden(live));
     return toFieldSet(schema, last)
       .difference(cmp.modified)
       .difference(cmp.added)
@@ -552,6 +562,9 @@ export function recordUpdate(
   if (managers.size === 0 && before?.metadata?.uid) return result;
 
   const schema = Schema.of(options.apiVersion, after.kind, options.listTypes);
+  if (before === undefined && subresource === undefined && managers.size === 0) {
+    return recordCreate(schema, result, manager, options);
+  }
   const who: Identity = {
     manager: manager || 'unknown',
     operation: 'Update',
@@ -575,4 +588,40 @@ export function recordUpdate(
     throw err;
   }
   return setManagedFields(result, capUpdateManagers(managers));
+}
+
+/**
+ * recordUpdate of a create that brings no managedFields, the common write: every field the
+ * object sets becomes the writer's, so the one entry is built straight from the object.
+ * Gives what trackUpdate from {} gives (a property test holds the two together).
+ */
+function recordCreate(
+  schema: Schema,
+  result: KubeObject,
+  manager: string,
+  options: UpdateOptions,
+): KubeObject {
+  let fields: FieldTree;
+  try {
+    fields = createdFields(schema, result as unknown as JsonObject);
+  } catch (err) {
+    if (err instanceof TypedError) return result;
+    throw err;
+  }
+  for (const prefix of resetPrefixes(options)) fields.prune(prefix);
+  for (const path of STRIPPED_PATHS) fields.unmark(path);
+  const fieldsV1 = fields.toFieldsV1();
+  if (fieldsV1 !== undefined) {
+    result.metadata.managedFields = [
+      {
+        manager: manager || 'unknown',
+        operation: 'Update',
+        apiVersion: options.apiVersion,
+        time: options.now,
+        fieldsType: 'FieldsV1',
+        fieldsV1,
+      },
+    ];
+  }
+  return result;
 }

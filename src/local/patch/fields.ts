@@ -260,3 +260,58 @@ export class FieldSet {
     return FieldSet.of(paths);
   }
 }
+
+/**
+ * Field paths as a tree whose marked nodes are the members: fieldsV1's own shape, built
+ * without the per-path keys and set copies of FieldSet where a write only adds members.
+ */
+export class FieldTree {
+  member = false;
+  readonly children = new Map<PathElement, FieldTree>();
+
+  child(pe: PathElement): FieldTree {
+    let next = this.children.get(pe);
+    if (next === undefined) {
+      next = new FieldTree();
+      this.children.set(pe, next);
+    }
+    return next;
+  }
+
+  private find(path: FieldPath): FieldTree | undefined {
+    let node: FieldTree | undefined = this;
+    for (const pe of path) node = node?.children.get(pe);
+    return node;
+  }
+
+  /** Takes `path` out of the members; what is under it stays. */
+  unmark(path: FieldPath): void {
+    const node = this.find(path);
+    if (node !== undefined && path.length > 0) node.member = false;
+  }
+
+  /** Takes `path` and everything under it out (FieldSet.withoutPrefixes). */
+  prune(path: FieldPath): void {
+    const last = path.at(-1);
+    if (last !== undefined) this.find(path.slice(0, -1))?.children.delete(last);
+  }
+
+  /** The members as FieldSet.toFieldsV1 encodes them; undefined when there are none. */
+  toFieldsV1(): JsonObject | undefined {
+    return emitTree(this, false);
+  }
+}
+
+function emitTree(node: FieldTree, self: boolean): JsonObject | undefined {
+  const keys = [...node.children.keys()].sort(comparePathElements);
+  const below: Array<[PathElement, JsonObject]> = [];
+  for (const key of keys) {
+    const sub = emitTree(node.children.get(key) as FieldTree, true);
+    if (sub !== undefined) below.push([key, sub]);
+  }
+  if (below.length === 0) return self && node.member ? {} : undefined;
+  const out: JsonObject = {};
+  if (self && node.member) out['.'] = {};
+  for (const [key, sub] of below) out[key] = sub;
+  return out;
+}

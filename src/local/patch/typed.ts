@@ -6,6 +6,7 @@ import { ROOT } from './field-types.js';
 import {
   type FieldPath,
   FieldSet,
+  FieldTree,
   fieldElement,
   keyElement,
   type PathElement,
@@ -159,6 +160,51 @@ export function compare(schema: Schema, lhs: JsonObject, rhs: JsonObject): Compa
     modified: FieldSet.of(modified),
     removed: FieldSet.of(removed),
   };
+}
+
+/**
+ * What compare({}, value) reports added or modified, as a tree: the fields a create sets.
+ * The same walk as compare's with nothing on the left, for the one write that needs no
+ * removed set and no set algebra; throws TypedError where compare would.
+ */
+export function createdFields(schema: Schema, value: JsonObject): FieldTree {
+  const root = new FieldTree();
+  // `had` says the left side is {} rather than missing: at the root (compare starts from {})
+  // and where a struct is always present, as compare's walk puts it.
+  const walk = (pos: SchemaPos, path: FieldPath, node: FieldTree, r0: Json | undefined) => {
+    const had = path.length === 0 || schema.alwaysPresent(pos);
+    const r = had ? (r0 ?? {}) : r0;
+    if (r === undefined) return;
+    if (isObject(r)) {
+      const empty = isEmptyObject(r);
+      if (schema.objectKind(pos) === 'atomic' || empty) {
+        // A leaf: added when missing before, modified when it differs from {}.
+        if (!had || !empty) node.member = true;
+        return;
+      }
+      for (const key of Object.keys(r)) {
+        const pe = fieldElement(key);
+        walk(schema.field(pos, key), [...path, pe], node.child(pe), r[key]);
+      }
+      if (!had) node.member = true;
+      return;
+    }
+    if (Array.isArray(r) && !had) {
+      if (schema.listKind(pos) !== 'atomic' && r.length > 0) {
+        const { order, items } = indexItems(schema, pos, path, r);
+        const itemPos = schema.item(pos);
+        for (const pe of order) walk(itemPos, [...path, pe], node.child(pe), items.get(pe));
+      }
+      node.member = true;
+      return;
+    }
+    // A scalar, or a value where {} stood: added or modified either way.
+    node.member = true;
+  };
+  walk(ROOT, [], root, value);
+  // The root is never a member of a set (FieldSet.of drops the empty path).
+  root.member = false;
+  return root;
 }
 
 /**

@@ -1,4 +1,5 @@
 // CRC-32 (the IEEE polynomial of zlib, gzip and PNG) for the storage engine's record framing.
+import zlib from 'node:zlib';
 
 // Slicing-by-8 tables: table t at [t * 256, t * 256 + 256) advances the CRC over a byte that sits
 // t bytes before the end of an 8-byte block, so the hot loop consumes 8 bytes per step.
@@ -24,6 +25,14 @@ const TABLE = (() => {
  * several buffers (as `zlib.crc32(data, value)` does on newer Node versions).
  */
 export function crc32(data: Uint8Array, previous = 0): number {
+  // zlib's own is several times faster than the loop below, on the Node versions that have it.
+  return native !== undefined ? native(data, previous) : crc32Js(data, previous);
+}
+
+const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** The same CRC in JavaScript, for Node versions without zlib.crc32. */
+export function crc32Js(data: Uint8Array, previous = 0): number {
   const t = TABLE;
   let crc = ~previous;
   let i = 0;
