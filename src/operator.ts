@@ -1,5 +1,6 @@
 // The operator assembled: informers over the kinds it reads, the Application and Scope
-// controllers with the namespace provisioner, and the runtime Manager that runs them (behind
+// controllers with the namespace provisioner, the Service and ServiceSpecification
+// controllers with the webhook provisioner, and the runtime Manager that runs them (behind
 // Lease-based leader election unless told otherwise).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -10,6 +11,7 @@ import { IdAllocator } from './controllers/ids.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './controllers/names.js';
 import { NamespaceProvisioner } from './controllers/provisioners/namespace.js';
 import { indexScopes, ScopeReconciler, scopeKeyOfChild } from './controllers/scope.js';
+import { serviceControllers } from './controllers/service.js';
 import { EventRecorder } from './controllers/status.js';
 import {
   Applications,
@@ -101,11 +103,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     events,
   }).controller();
 
+  const services = serviceControllers({ kube, log, events, ...resync });
+
   const election = options.leaderElection ?? true;
   const manager = new Manager({
     log,
-    informers: [applications, scopes, ...Object.values(children)],
-    controllers: [applicationController, scopeController],
+    informers: [applications, scopes, ...Object.values(children), ...services.informers],
+    controllers: [applicationController, scopeController, ...services.controllers],
     ...(election === false
       ? {}
       : {

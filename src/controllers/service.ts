@@ -1,0 +1,866 @@
+// The Service reconciler: the lifecycle of DESIGN.md. Finalizer first; `pending_create` when
+// accepted; `pending` while its specification (or its secret) is awaited; attributes, plain
+// and secret, validated together against the specification's schema; then the provisioner
+// (`creating`, or `updating` after a spec change) until `active` or `failed`; on delete,
+// `deleting` while the provider removes it, then the finalizer goes.
+import type { Logger } from 'pino';
+import {
+  API_VERSION,
+  type Condition,
+  GROUP,
+  type MessageItem,
+  type ServiceSpec,
+  ServiceSpec as ServiceSpecSchema,
+  type ServiceStatus,
+  type ServiceStatusBlock,
+  VERSION,
+} from '../api/index.js';
+import {
+  type BackoffOptions,
+  backoffDelay,
+  defineResource,
+  type Informer,
+  isNotFound,
+  type Kube,
+  type KubeObject,
+  keyOf,
+  type ResourceClient,
+  Secrets,
+  ServiceSpecifications,
+  Services,
+} from '../kube/index.js';
+import {
+  Controller,
+  type ReconcileContext,
+  type Result,
+  type Startable,
+} from '../runtime/index.js';
+import { resolveAttributes, SchemaCache } from './attributes.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, slugify } from './names.js';
+import type {
+  ProviderEndpoint,
+  ServiceAction,
+  ServiceProgress,
+  ServiceProvisioner,
+  ServiceTarget,
+} from './provisioners/service-types.js';
+import { WebhookProvisioner } from './provisioners/webhook.js';
+import { readSecret } from './secrets.js';
+import {
+  indexSpecifications,
+  type SpecificationInformer,
+  type SpecificationObject,
+  SpecificationReconciler,
+  specificationById,
+  specificationUsable,
+} from './specification.js';
+import {
+  type EventRecorder,
+  type HealthReport,
+  healthConditions,
+  messagesFor,
+  rfc3339,
+  setCondition,
+  writeStatus,
+} from './status.js';
+
+export const SERVICE_FINALIZER = `${GROUP}/service-cleanup`;
+/** Index of the Service informer: spec.specification_id. */
+export const SERVICE_SPEC_INDEX = 'service-specification-id';
+/**
+ * True while a provider call sequence runs; lastTransitionTime is when it started (the
+ * deadline counts from there, across restarts), observedGeneration and reason (Create, Update,
+ * Delete) say which one.
+ */
+export const PROVISIONING_CONDITION = 'Provisioning';
+/** True once the provider has reported the service active: later calls are updates. */
+export const PROVISIONED_CONDITION = 'Provisioned';
+export const OUTPUTS_SUFFIX = '-outputs';
+
+/** Failures a rerun cannot fix by itself: they wait for a spec change. */
+const STICKY_FAILURES = new Set([
+  'ProvisionRefused',
+  'ProvisionFailed',
+  'DeadlineExceeded',
+  'OutputSecretTaken',
+]);
+/** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
+const SECRET_RECHECK_MS = 5000;
+export const DEFAULT_PROVIDER_BACKOFF: BackoffOptions = {
+  initialMs: 500,
+  maxMs: 30_000,
+  jitter: 0.5,
+};
+
+/** Services without schemas: an invalid spec must still be read, to be reported. */
+export const RawServices = defineResource({
+  group: GROUP,
+  version: VERSION,
+  kind: 'Service',
+  plural: 'services',
+  namespaced: true,
+});
+
+type RawService = KubeObject<unknown, ServiceStatusBlock>;
+export type ServiceInformer = Informer<ServiceSpec, ServiceStatusBlock>;
+
+interface Pace {
+  readonly generation: number | undefined;
+  readonly action: ServiceAction;
+  /** Calls in a row that were not final: the backoff's exponent. */
+  readonly attempt: number;
+  /** Epoch ms before which no call is made. */
+  readonly at: number;
+}
+
+const ACTION_REASON: Record<ServiceAction, string> = {
+  create: 'Create',
+  update: 'Update',
+  delete: 'Delete',
+};
+
+export function indexServices(informer: ServiceInformer): void {
+  informer.addIndex(SERVICE_SPEC_INDEX, (s) => (s.spec ? [s.spec.specification_id] : []));
+}
+
+export interface ServiceReconcilerOptions {
+  readonly kube: Pick<Kube, 'resource'>;
+  readonly log: Logger;
+  readonly services: ServiceInformer;
+  readonly specifications: SpecificationInformer;
+  readonly schemas: SchemaCache;
+  readonly events: EventRecorder;
+  readonly provisioner: ServiceProvisioner;
+  /** Between polls of a provider that gave no Retry-After, and between failed calls. */
+  readonly backoff?: BackoffOptions;
+  readonly workers?: number;
+  readonly now?: () => Date;
+}
+
+interface StatusExtras {
+  readonly messages?: readonly MessageItem[];
+  /** Provisioning started (with when), or ended (with the reason). */
+  readonly provisioning?:
+    | { readonly action: ServiceAction; readonly started: Date }
+    | { readonly ended: string };
+  readonly provisioned?: boolean;
+}
+
+export class ServiceReconciler {
+  private readonly client: ResourceClient<unknown, ServiceStatusBlock>;
+  private readonly now: () => Date;
+  private readonly backoff: BackoffOptions;
+  /**
+   * When each key may call its provider again, and how many calls in a row were not final.
+   * Our own status writes wake the key through the informer; this keeps Retry-After and the
+   * backoff in force anyway. In memory: a restart only makes the next call come sooner.
+   */
+  private readonly pace = new Map<string, Pace>();
+
+  constructor(private readonly options: ServiceReconcilerOptions) {
+    this.client = options.kube.resource(RawServices) as ResourceClient<unknown, ServiceStatusBlock>;
+    this.now = options.now ?? (() => new Date());
+    this.backoff = options.backoff ?? DEFAULT_PROVIDER_BACKOFF;
+  }
+
+  /** The controller, watching services and the specifications they name. */
+  controller(): Controller {
+    const services = this.options.services;
+    return new Controller({
+      name: 'services',
+      log: this.options.log,
+      workers: this.options.workers ?? 4,
+      reconcile: (key, context) => this.reconcile(key, context),
+    })
+      .watch(services)
+      .watch(this.options.specifications, (s) =>
+        s.spec
+          ? services.byIndex(SERVICE_SPEC_INDEX, s.spec.id).map((o) => keyOf(o.metadata))
+          : undefined,
+      );
+  }
+
+  async reconcile(
+    key: string,
+    context: Pick<ReconcileContext, 'log'>,
+  ): Promise<Result | undefined> {
+    const [namespace = '', name = ''] = key.split('/');
+    let service: RawService;
+    try {
+      service = await this.client.get({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.pace.delete(key);
+        return undefined;
+      }
+      throw error;
+    }
+    const log = context.log;
+    if (service.metadata.deletionTimestamp !== undefined) return this.finalize(key, service, log);
+
+    const parsed = ServiceSpecSchema.safeParse(service.spec);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
+      await this.fail(service, undefined, 'InvalidSpec', problems.join('; '));
+      return undefined;
+    }
+    const spec = parsed.data;
+    service = await this.ensureFinalizer(service);
+
+    const generation = service.metadata.generation;
+    const first = service.status ?? {};
+    const changed = first.observedGeneration !== generation;
+    if (first.status === undefined) {
+      service = await this.setStatus(service, spec, 'pending_create', {
+        health: 'reconciling',
+        reason: 'Accepted',
+        message: 'service accepted',
+      });
+    }
+    // Level-triggered, but a provider call is not free: an active service is left alone until
+    // its spec changes, and a provider's refusal stands until then too.
+    if (first.status === 'active' && !changed) return undefined;
+    const stalled = condition(first.conditions, 'Stalled')?.reason ?? '';
+    if (first.status === 'failed' && !changed && STICKY_FAILURES.has(stalled)) return undefined;
+
+    const found = specificationById(this.options.specifications, spec.specification_id);
+    const usable = found === undefined ? 'does not exist' : specificationUsable(found);
+    if (found === undefined || !hasSpec(found) || usable !== true) {
+      await this.setStatus(service, spec, 'pending', {
+        health: 'reconciling',
+        reason: 'WaitingForSpecification',
+        message: `specification ${spec.specification_id} ${usable}; the service waits for it`,
+      });
+      return undefined;
+    }
+    const resolved = await this.attributes(service, spec, found);
+    if (resolved === 'waiting') return { requeueAfter: SECRET_RECHECK_MS };
+    if (!resolved.ok) {
+      await this.fail(service, spec, resolved.reason, resolved.message);
+      log.info({ service: key, reason: resolved.reason }, 'service attributes refused');
+      return undefined;
+    }
+
+    if (spec.imported === true || spec.selectors?.imported === true) {
+      await this.setStatus(service, spec, 'active', {
+        health: 'ready',
+        reason: 'Imported',
+        message: 'service is provisioned elsewhere (imported)',
+      });
+      return undefined;
+    }
+    if (service.status?.status === 'pending_create') {
+      service = await this.setStatus(service, spec, 'pending', {
+        health: 'reconciling',
+        reason: 'Validated',
+        message: `attributes match specification ${spec.specification_id}`,
+      });
+    }
+    const provisioner = found.spec.provisioner;
+    if (provisioner.type === 'none' || provisioner.url === undefined) {
+      await this.setStatus(service, spec, 'active', {
+        health: 'ready',
+        reason: 'Provisioned',
+        message: 'service is active (its specification has no provisioner)',
+      });
+      return undefined;
+    }
+    return this.provision(key, service, spec, found, resolved.attributes, log);
+  }
+
+  private async provision(
+    key: string,
+    service: RawService,
+    spec: ServiceSpec,
+    found: Found,
+    attributes: Record<string, unknown>,
+    log: Logger,
+  ): Promise<Result | undefined> {
+    const provisioned = condition(service.status?.conditions, PROVISIONED_CONDITION);
+    const action: ServiceAction = provisioned?.status === 'True' ? 'update' : 'create';
+    const phase: ServiceStatus = action === 'update' ? 'updating' : 'creating';
+    const wait = this.early(key, service, action);
+    if (wait !== undefined) return { requeueAfter: wait };
+    const started = this.startOf(service, action);
+    const running = condition(service.status?.conditions, PROVISIONING_CONDITION);
+    if (
+      service.status?.status !== phase ||
+      running?.status !== 'True' ||
+      running.lastTransitionTime !== rfc3339(started)
+    ) {
+      service = await this.setStatus(
+        service,
+        spec,
+        phase,
+        {
+          health: 'reconciling',
+          reason: action === 'update' ? 'Updating' : 'Provisioning',
+          message: `${this.options.provisioner.type} provisioner ${action === 'update' ? 'updating' : 'creating'} the service`,
+        },
+        { provisioning: { action, started } },
+      );
+    }
+    const target = this.target(key, service, spec, attributes, action);
+    const progress = await this.options.provisioner.ensure(target, endpointOf(found));
+    switch (progress.state) {
+      case 'ready': {
+        this.pace.delete(key);
+        const outputs = await this.writeOutputs(service, progress.outputs);
+        if (outputs === 'taken') {
+          await this.fail(
+            service,
+            spec,
+            'OutputSecretTaken',
+            `secret ${service.metadata.name}${OUTPUTS_SUFFIX} exists and is not this service's; the provider's output attributes have nowhere to go`,
+            { provisioning: { ended: 'OutputSecretTaken' }, provisioned: true },
+          );
+          return undefined;
+        }
+        const message = `service is active${outputs !== undefined ? `; output attributes in secret ${outputs}` : ''}`;
+        await this.setStatus(
+          service,
+          spec,
+          'active',
+          { health: 'ready', reason: 'Provisioned', message },
+          {
+            provisioning: { ended: 'Succeeded' },
+            provisioned: true,
+            messages: [{ level: 'info', message }, ...(progress.messages ?? [])],
+          },
+        );
+        log.info({ service: key, action }, 'service provisioned');
+        return undefined;
+      }
+      case 'in_progress':
+        await this.setStatus(
+          service,
+          spec,
+          phase,
+          { health: 'reconciling', reason: 'Provisioning', message: progress.message },
+          { provisioning: { action, started } },
+        );
+        return { requeueAfter: this.later(key, service, action, progress.retryAfterMs) };
+      case 'failed':
+        this.pace.delete(key);
+        await this.fail(service, spec, progress.reason, joined(progress.messages), {
+          provisioning: { ended: progress.reason },
+          messages: progress.messages,
+        });
+        log.warn({ service: key, reason: progress.reason, action }, 'service provisioning failed');
+        return undefined;
+      case 'unavailable':
+        return this.unavailable(key, service, spec, found, phase, action, started, progress, log);
+    }
+  }
+
+  /** A provider without a usable answer: retried with backoff until the deadline, then failed. */
+  private async unavailable(
+    key: string,
+    service: RawService,
+    spec: ServiceSpec,
+    found: Found,
+    phase: ServiceStatus,
+    action: ServiceAction,
+    started: Date,
+    progress: Extract<ServiceProgress, { state: 'unavailable' }>,
+    log: Logger,
+  ): Promise<Result | undefined> {
+    const deadlineMs = found.spec.provisioner.deadline_seconds * 1000;
+    const deadline = new Date(started.getTime() + deadlineMs);
+    const remaining = deadline.getTime() - this.now().getTime();
+    if (remaining <= 0 && phase !== 'deleting') {
+      this.pace.delete(key);
+      const message = `provider gave no usable answer within ${found.spec.provisioner.deadline_seconds}s: ${progress.message}`;
+      await this.fail(service, spec, 'DeadlineExceeded', message, {
+        provisioning: { ended: 'DeadlineExceeded' },
+      });
+      log.warn({ service: key, action }, 'service provisioning deadline exceeded');
+      return undefined;
+    }
+    // Deleting never gives up (that would leak what the provider holds): past the deadline it
+    // is Stalled, so people see it, and still retried.
+    const late = remaining <= 0;
+    await this.setStatus(
+      service,
+      spec,
+      phase,
+      {
+        health: late ? 'stalled' : 'reconciling',
+        reason: late ? 'DeadlineExceeded' : 'ProviderUnavailable',
+        message: late
+          ? `${progress.message}; still retrying the delete past its deadline`
+          : `${progress.message}; retrying until ${deadline.toISOString()}`,
+      },
+      { provisioning: { action, started } },
+    );
+    log.info({ service: key, action }, 'service provider unavailable; retrying');
+    const cap = late ? undefined : Math.max(1, remaining);
+    return { requeueAfter: this.later(key, service, action, progress.retryAfterMs, cap) };
+  }
+
+  /**
+   * Plain and secret attributes validated together; 'waiting' when the Secret is not there yet
+   * (the service says so in `pending` and looks again).
+   */
+  private async attributes(
+    service: RawService,
+    spec: ServiceSpec,
+    found: Found,
+  ): Promise<ReturnType<typeof resolveAttributes> | 'waiting'> {
+    const compiled = this.options.schemas.get(
+      found.metadata.uid ?? keyOf(found.metadata),
+      found.metadata.generation,
+      found.spec.attributes.schema,
+    );
+    const ref = spec.secret_attributes_ref;
+    let secret: Record<string, string> = {};
+    if (ref !== undefined) {
+      const read = await readSecret(this.options.kube, service.metadata.namespace ?? '', ref.name);
+      if (read === undefined) {
+        await this.setStatus(service, spec, 'pending', {
+          health: 'reconciling',
+          reason: 'WaitingForSecret',
+          message: `secret ${ref.name} (spec.secret_attributes_ref) does not exist; the service waits for it`,
+        });
+        return 'waiting';
+      }
+      secret = read;
+    }
+    return resolveAttributes(compiled, spec.attributes ?? {}, secret, ref?.name);
+  }
+
+  /** When the current provider call sequence started: kept in status, so restarts keep it. */
+  private startOf(service: RawService, action: ServiceAction): Date {
+    const running = condition(service.status?.conditions, PROVISIONING_CONDITION);
+    if (
+      running?.status === 'True' &&
+      running.reason === ACTION_REASON[action] &&
+      running.observedGeneration === service.metadata.generation
+    ) {
+      const at = Date.parse(running.lastTransitionTime);
+      if (!Number.isNaN(at)) return new Date(at);
+    }
+    // Whole seconds, as lastTransitionTime holds it, so the instant survives the write;
+    // rounded up, so a deadline is never cut short.
+    return new Date(Math.ceil(this.now().getTime() / 1000) * 1000);
+  }
+
+  /** How long until the key may call its provider again for this generation and action. */
+  private early(key: string, service: RawService, action: ServiceAction): number | undefined {
+    const pace = this.pace.get(key);
+    if (pace === undefined) return undefined;
+    if (pace.generation !== service.metadata.generation || pace.action !== action) {
+      return undefined;
+    }
+    const left = pace.at - this.now().getTime();
+    return left > 0 ? left : undefined;
+  }
+
+  /** The next call's delay (the provider's Retry-After, else backoff), recorded. */
+  private later(
+    key: string,
+    service: RawService,
+    action: ServiceAction,
+    retryAfterMs: number | undefined,
+    cap?: number,
+  ): number {
+    const previous = this.pace.get(key);
+    const attempt =
+      previous !== undefined &&
+      previous.generation === service.metadata.generation &&
+      previous.action === action
+        ? previous.attempt
+        : 0;
+    let delay = retryAfterMs ?? backoffDelay(attempt, this.backoff);
+    if (cap !== undefined) delay = Math.min(delay, cap);
+    this.pace.set(key, {
+      generation: service.metadata.generation,
+      action,
+      attempt: attempt + 1,
+      at: this.now().getTime() + delay,
+    });
+    return delay;
+  }
+
+  /**
+   * The provider's output attributes go to a Secret owned by the service (they are often
+   * credentials; status is readable by anyone who can read the Service). Returns its name, or
+   * undefined when there were none, or 'taken' when a Secret of that name is someone else's.
+   */
+  private async writeOutputs(
+    service: RawService,
+    outputs: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<string | 'taken' | undefined> {
+    if (outputs === undefined || Object.keys(outputs).length === 0) return undefined;
+    const name = `${service.metadata.name}${OUTPUTS_SUFFIX}`;
+    const namespace = service.metadata.namespace ?? '';
+    const secrets = this.options.kube.resource(Secrets);
+    try {
+      const existing = await secrets.get({ namespace, name });
+      const ours = (existing.metadata.ownerReferences ?? []).some(
+        (o) => o.uid === service.metadata.uid,
+      );
+      if (!ours) return 'taken';
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    const data: Record<string, string> = {};
+    for (const [field, value] of Object.entries(outputs)) {
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      data[field] = Buffer.from(text, 'utf8').toString('base64');
+    }
+    await secrets.apply(
+      {
+        metadata: {
+          name,
+          namespace,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: 'Service',
+              name: service.metadata.name,
+              uid: service.metadata.uid ?? '',
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        type: 'Opaque',
+        data,
+      },
+      { fieldManager: MANAGED_BY, force: true },
+    );
+    return name;
+  }
+
+  private async ensureFinalizer(service: RawService): Promise<RawService> {
+    const finalizers = service.metadata.finalizers ?? [];
+    if (finalizers.includes(SERVICE_FINALIZER)) return service;
+    return this.client.patch(
+      { namespace: service.metadata.namespace ?? '', name: service.metadata.name },
+      {
+        metadata: {
+          resourceVersion: service.metadata.resourceVersion,
+          finalizers: [...finalizers, SERVICE_FINALIZER],
+        },
+      },
+    );
+  }
+
+  private async finalize(
+    key: string,
+    service: RawService,
+    log: Logger,
+  ): Promise<Result | undefined> {
+    const finalizers = service.metadata.finalizers ?? [];
+    if (!finalizers.includes(SERVICE_FINALIZER)) return undefined;
+    const parsed = ServiceSpecSchema.safeParse(service.spec);
+    const spec = parsed.success ? parsed.data : undefined;
+    const conditions = service.status?.conditions;
+    // Only a provider that was ever called can hold something of this service.
+    const contacted =
+      condition(conditions, PROVISIONING_CONDITION) !== undefined ||
+      condition(conditions, PROVISIONED_CONDITION) !== undefined;
+    const imported = spec?.imported === true || spec?.selectors?.imported === true;
+    if (spec !== undefined && contacted && !imported) {
+      const result = await this.deprovision(key, service, spec, log);
+      if (result !== 'done') return result;
+    }
+    service = await this.setStatus(service, spec, 'deleted', {
+      health: 'reconciling',
+      reason: 'Deleted',
+      message: 'the service is deleted',
+    });
+    try {
+      await this.client.patch(
+        { namespace: service.metadata.namespace ?? '', name: service.metadata.name },
+        {
+          metadata: {
+            resourceVersion: service.metadata.resourceVersion,
+            finalizers: (service.metadata.finalizers ?? []).filter((f) => f !== SERVICE_FINALIZER),
+          },
+        },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    this.pace.delete(key);
+    log.info({ service: key }, 'service deleted');
+    return undefined;
+  }
+
+  /** The provider's delete; 'done' once it holds nothing, else what to do meanwhile. */
+  private async deprovision(
+    key: string,
+    service: RawService,
+    spec: ServiceSpec,
+    log: Logger,
+  ): Promise<Result | undefined | 'done'> {
+    const found = specificationById(this.options.specifications, spec.specification_id);
+    if (found === undefined || !hasSpec(found)) {
+      // Removing the finalizer would leave whatever the provider made behind, unnoticed.
+      await this.setStatus(service, spec, 'deleting', {
+        health: 'stalled',
+        reason: 'WaitingForSpecification',
+        message: `specification ${spec.specification_id} does not exist, so its provider cannot be asked to delete the service; restore it, or remove the finalizer ${SERVICE_FINALIZER} to abandon what the provider holds`,
+      });
+      return undefined;
+    }
+    if (found.spec.provisioner.type !== 'webhook' || found.spec.provisioner.url === undefined) {
+      return 'done';
+    }
+    const wait = this.early(key, service, 'delete');
+    if (wait !== undefined) return { requeueAfter: wait };
+    const started = this.startOf(service, 'delete');
+    const running = condition(service.status?.conditions, PROVISIONING_CONDITION);
+    if (
+      service.status?.status !== 'deleting' ||
+      running?.status !== 'True' ||
+      running.lastTransitionTime !== rfc3339(started)
+    ) {
+      service = await this.setStatus(
+        service,
+        spec,
+        'deleting',
+        {
+          health: 'reconciling',
+          reason: 'Deleting',
+          message: `${this.options.provisioner.type} provisioner deleting the service`,
+        },
+        { provisioning: { action: 'delete', started } },
+      );
+    }
+    // The provider may need the attributes to find what it made; they need not be valid now.
+    let secret: Record<string, string> = {};
+    const ref = spec.secret_attributes_ref;
+    if (ref !== undefined) {
+      secret =
+        (await readSecret(this.options.kube, service.metadata.namespace ?? '', ref.name)) ?? {};
+    }
+    const attributes = { ...(spec.attributes ?? {}), ...secret };
+    const target = this.target(key, service, spec, attributes, 'delete');
+    const progress = await this.options.provisioner.remove(target, endpointOf(found));
+    switch (progress.state) {
+      case 'ready':
+        this.pace.delete(key);
+        log.info({ service: key }, 'service deprovisioned');
+        return 'done';
+      case 'in_progress':
+        await this.setStatus(
+          service,
+          spec,
+          'deleting',
+          { health: 'reconciling', reason: 'Deleting', message: progress.message },
+          { provisioning: { action: 'delete', started } },
+        );
+        return { requeueAfter: this.later(key, service, 'delete', progress.retryAfterMs) };
+      case 'failed':
+        // A refused delete keeps the finalizer: deleting the service must not leak.
+        await this.setStatus(
+          service,
+          spec,
+          'deleting',
+          { health: 'stalled', reason: progress.reason, message: joined(progress.messages) },
+          { provisioning: { action: 'delete', started }, messages: progress.messages },
+        );
+        log.warn({ service: key, reason: progress.reason }, 'service deprovisioning refused');
+        return { requeueAfter: this.later(key, service, 'delete', this.backoff.maxMs) };
+      case 'unavailable':
+        return this.unavailable(
+          key,
+          service,
+          spec,
+          found,
+          'deleting',
+          'delete',
+          started,
+          progress,
+          log,
+        );
+    }
+  }
+
+  private target(
+    key: string,
+    service: RawService,
+    spec: ServiceSpec,
+    attributes: Record<string, unknown>,
+    action: ServiceAction,
+  ): ServiceTarget {
+    return {
+      key,
+      namespace: service.metadata.namespace ?? '',
+      name: service.metadata.name,
+      uid: service.metadata.uid ?? '',
+      generation: service.metadata.generation,
+      spec,
+      attributes,
+      action,
+    };
+  }
+
+  private fail(
+    service: RawService,
+    spec: ServiceSpec | undefined,
+    reason: string,
+    message: string,
+    extras: StatusExtras = {},
+  ): Promise<RawService> {
+    return this.setStatus(service, spec, 'failed', { health: 'stalled', reason, message }, extras);
+  }
+
+  /**
+   * Writes the whole status when it differs from what the object has, and records an Event when
+   * the lifecycle value or the reason changes. Returns the object as it now is.
+   */
+  private async setStatus(
+    service: RawService,
+    spec: ServiceSpec | undefined,
+    phase: ServiceStatus,
+    report: HealthReport,
+    extras: StatusExtras = {},
+  ): Promise<RawService> {
+    const previous = service.status ?? {};
+    const generation = service.metadata.generation;
+    const now = this.now();
+    let conditions = healthConditions(previous.conditions, report, generation, now);
+    const provisioning = extras.provisioning;
+    if (provisioning !== undefined && 'started' in provisioning) {
+      conditions = putCondition(conditions, {
+        type: PROVISIONING_CONDITION,
+        status: 'True',
+        reason: ACTION_REASON[provisioning.action],
+        message: `provider ${provisioning.action} started`,
+        lastTransitionTime: rfc3339(provisioning.started),
+        ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      });
+    } else if (provisioning !== undefined) {
+      conditions = setCondition(
+        conditions,
+        {
+          type: PROVISIONING_CONDITION,
+          status: 'False',
+          reason: provisioning.ended,
+          message: '',
+          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        },
+        now,
+      );
+    }
+    if (extras.provisioned !== undefined) {
+      conditions = setCondition(
+        conditions,
+        {
+          type: PROVISIONED_CONDITION,
+          status: extras.provisioned ? 'True' : 'False',
+          reason: extras.provisioned ? 'ProviderReportedActive' : 'NotProvisioned',
+          message: '',
+          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        },
+        now,
+      );
+    }
+    const slug = spec !== undefined ? slugify(spec.name) : previous.slug;
+    const updatedAt = previous.status !== phase ? now.toISOString() : previous.updated_at;
+    const next: ServiceStatusBlock = {
+      status: phase,
+      ...(slug !== undefined ? { slug } : {}),
+      messages: extras.messages !== undefined ? [...extras.messages] : messagesFor(report),
+      ...(updatedAt !== undefined ? { updated_at: updatedAt } : {}),
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      conditions,
+    };
+    const written = await writeStatus(this.client, service, next);
+    if (written === undefined) return service;
+    const before = condition(previous.conditions, 'Ready')?.reason;
+    if (previous.status !== phase || before !== report.reason) {
+      await this.options.events.record(
+        service,
+        report.health === 'stalled' ? 'Warning' : 'Normal',
+        report.reason,
+        report.message,
+      );
+    }
+    return written;
+  }
+}
+
+/** A specification with its spec (the typed informer only holds such ones). */
+type Found = SpecificationObject & { spec: NonNullable<SpecificationObject['spec']> };
+
+function hasSpec(object: SpecificationObject): object is Found {
+  return object.spec !== undefined;
+}
+
+function endpointOf(found: Found): ProviderEndpoint {
+  return {
+    url: found.spec.provisioner.url ?? '',
+    specification: keyOf(found.metadata),
+    namespace: found.metadata.namespace ?? '',
+    signingSecret: found.spec.provisioner.signing_secret_ref?.name,
+  };
+}
+
+function condition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** Sets a condition as given, lastTransitionTime included. */
+function putCondition(conditions: readonly Condition[], next: Condition): Condition[] {
+  const list = conditions.filter((c) => c.type !== next.type);
+  const at = conditions.findIndex((c) => c.type === next.type);
+  list.splice(at >= 0 ? at : list.length, 0, next);
+  return list;
+}
+
+function joined(messages: readonly MessageItem[]): string {
+  return messages.map((m) => m.message).join('; ');
+}
+
+export interface ServiceControllersOptions {
+  readonly kube: Kube;
+  readonly log: Logger;
+  readonly events: EventRecorder;
+  readonly resyncMs?: number;
+  readonly backoff?: BackoffOptions;
+}
+
+/** The informers and controllers of services and their specifications, for the operator. */
+export function serviceControllers(options: ServiceControllersOptions): {
+  informers: Startable[];
+  controllers: Controller[];
+} {
+  const { kube, log, events } = options;
+  const resync = options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {};
+  const specifications = kube.informer(ServiceSpecifications, resync);
+  const services = kube.informer(Services, resync);
+  indexSpecifications(specifications);
+  indexServices(services);
+  const schemas = new SchemaCache();
+  const specificationController = new SpecificationReconciler({
+    kube,
+    log,
+    specifications,
+    schemas,
+    events,
+  }).controller();
+  const serviceController = new ServiceReconciler({
+    kube,
+    log,
+    services,
+    specifications,
+    schemas,
+    events,
+    provisioner: new WebhookProvisioner(kube),
+    ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
+  }).controller();
+  return {
+    informers: [specifications, services],
+    controllers: [specificationController, serviceController],
+  };
+}

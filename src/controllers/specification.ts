@@ -1,0 +1,243 @@
+// The ServiceSpecification reconciler: validates the spec (zod), compiles its attribute schema,
+// checks that a webhook's signing Secret exists and holds a key, settles which of several
+// specifications claiming one id owns it (the oldest), and reports Ready when usable.
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import {
+  GROUP,
+  type ServiceSpecificationSpec,
+  type ServiceSpecificationStatus,
+  ServiceSpecificationSpec as SpecificationSchema,
+  VERSION,
+} from '../api/index.js';
+import {
+  defineResource,
+  type Informer,
+  isNotFound,
+  type Kube,
+  type KubeObject,
+  keyOf,
+  type ResourceClient,
+} from '../kube/index.js';
+import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
+import type { SchemaCache } from './attributes.js';
+import { olderFirst } from './names.js';
+import { SIGNING_KEY } from './provisioners/webhook.js';
+import { readSecret } from './secrets.js';
+import {
+  type EventRecorder,
+  type HealthReport,
+  healthConditions,
+  messagesFor,
+  writeStatus,
+} from './status.js';
+
+/** Index of the ServiceSpecification informer: spec.id. */
+export const SPEC_ID_INDEX = 'specification-id';
+/** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
+const SECRET_RECHECK_MS = 5000;
+
+export const RawSpecifications = defineResource({
+  group: GROUP,
+  version: VERSION,
+  kind: 'ServiceSpecification',
+  plural: 'servicespecifications',
+  namespaced: true,
+});
+
+type SpecificationStatusBlock = z.infer<typeof ServiceSpecificationStatus>;
+export type SpecificationObject = KubeObject<ServiceSpecificationSpec, SpecificationStatusBlock>;
+export type SpecificationInformer = Informer<ServiceSpecificationSpec, SpecificationStatusBlock>;
+
+export function indexSpecifications(informer: SpecificationInformer): void {
+  informer.addIndex(SPEC_ID_INDEX, (s) => (s.spec ? [s.spec.id] : []));
+}
+
+/** The specification that owns `id`: the oldest valid one claiming it. */
+export function specificationById(
+  informer: SpecificationInformer,
+  id: string,
+): SpecificationObject | undefined {
+  return informer.byIndex(SPEC_ID_INDEX, id).sort(olderFirst)[0];
+}
+
+/**
+ * Whether services may use it: Ready for its current generation. Otherwise the reason, in
+ * words, for the service's message.
+ */
+export function specificationUsable(spec: SpecificationObject): true | string {
+  const ready = spec.status?.conditions?.find((c) => c.type === 'Ready');
+  if (ready === undefined || spec.status?.observedGeneration !== spec.metadata.generation) {
+    return 'is not checked yet';
+  }
+  return ready.status === 'True' ? true : `is not ready: ${ready.message}`;
+}
+
+export interface SpecificationReconcilerOptions {
+  readonly kube: Pick<Kube, 'resource'>;
+  readonly log: Logger;
+  readonly specifications: SpecificationInformer;
+  readonly schemas: SchemaCache;
+  readonly events: EventRecorder;
+  readonly now?: () => Date;
+}
+
+export class SpecificationReconciler {
+  private readonly client: ResourceClient;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: SpecificationReconcilerOptions) {
+    this.client = options.kube.resource(RawSpecifications);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  controller(): Controller {
+    const informer = this.options.specifications;
+    return (
+      new Controller({
+        name: 'servicespecifications',
+        log: this.options.log,
+        workers: 2,
+        reconcile: (key, context) => this.reconcile(key, context),
+      })
+        .watch(informer)
+        // Specifications sharing its id: who owns the id may change with this one.
+        .watch(informer, (s) =>
+          s.spec ? informer.byIndex(SPEC_ID_INDEX, s.spec.id).map((o) => keyOf(o.metadata)) : [],
+        )
+    );
+  }
+
+  async reconcile(
+    key: string,
+    context: Pick<ReconcileContext, 'log'>,
+  ): Promise<Result | undefined> {
+    const [namespace = '', name = ''] = key.split('/');
+    let object: KubeObject;
+    try {
+      object = await this.client.get({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    if (object.metadata.deletionTimestamp !== undefined) return undefined;
+    const { report, recheck } = await this.check(key, object);
+    const previous = (object.status ?? {}) as SpecificationStatusBlock;
+    const generation = object.metadata.generation;
+    const next: SpecificationStatusBlock = {
+      messages: messagesFor(report),
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      conditions: healthConditions(previous.conditions, report, generation, this.now()),
+    };
+    const written = await writeStatus(this.client, object, next);
+    const before = previous.conditions?.find((c) => c.type === 'Ready');
+    if (
+      written !== undefined &&
+      (before?.status !== (report.health === 'ready' ? 'True' : 'False') ||
+        before?.reason !== report.reason)
+    ) {
+      context.log.info(
+        { specification: key, reason: report.reason },
+        'service specification status changed',
+      );
+      await this.options.events.record(
+        object,
+        report.health === 'ready' ? 'Normal' : 'Warning',
+        report.reason,
+        report.message,
+      );
+    }
+    return recheck ? { requeueAfter: SECRET_RECHECK_MS } : undefined;
+  }
+
+  private async check(
+    key: string,
+    object: KubeObject,
+  ): Promise<{ report: HealthReport; recheck: boolean }> {
+    const parsed = SpecificationSchema.safeParse(object.spec);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
+      return {
+        report: { health: 'stalled', reason: 'InvalidSpec', message: problems.join('; ') },
+        recheck: false,
+      };
+    }
+    const spec = parsed.data;
+    try {
+      this.options.schemas.get(
+        object.metadata.uid ?? key,
+        object.metadata.generation,
+        spec.attributes.schema,
+      );
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        report: {
+          health: 'stalled',
+          reason: 'InvalidSchema',
+          message: `spec.attributes.schema: ${message}`,
+        },
+        recheck: false,
+      };
+    }
+    const owner = this.owner(object as SpecificationObject, spec.id);
+    if (owner !== key) {
+      return {
+        report: {
+          health: 'stalled',
+          reason: 'DuplicateId',
+          message: `specification id ${spec.id} is already used by specification ${owner}`,
+        },
+        recheck: false,
+      };
+    }
+    const ref = spec.provisioner.signing_secret_ref;
+    if (spec.provisioner.type === 'webhook' && ref !== undefined) {
+      const namespace = object.metadata.namespace ?? '';
+      const secret = await readSecret(this.options.kube, namespace, ref.name);
+      if (secret === undefined) {
+        return {
+          report: {
+            health: 'reconciling',
+            reason: 'WaitingForSigningSecret',
+            message: `signing secret ${ref.name} does not exist; the specification waits for it`,
+          },
+          recheck: true,
+        };
+      }
+      if ((secret[SIGNING_KEY] ?? '') === '') {
+        return {
+          report: {
+            health: 'stalled',
+            reason: 'InvalidSigningSecret',
+            message: `signing secret ${ref.name} has no key "${SIGNING_KEY}"`,
+          },
+          recheck: true,
+        };
+      }
+    }
+    const how =
+      spec.provisioner.type === 'webhook'
+        ? `provisioned by webhook${ref === undefined ? ' (unsigned calls)' : ''}`
+        : 'no provisioner';
+    return {
+      report: {
+        health: 'ready',
+        reason: 'Ready',
+        message: `specification ${spec.id} is ready (${how})`,
+      },
+      recheck: false,
+    };
+  }
+
+  /** Key of the specification that owns `id`: the oldest claimant, this one included. */
+  private owner(object: SpecificationObject, id: string): string {
+    const claimants = [
+      object,
+      ...this.options.specifications
+        .byIndex(SPEC_ID_INDEX, id)
+        .filter((o) => keyOf(o.metadata) !== keyOf(object.metadata)),
+    ].sort(olderFirst);
+    return keyOf((claimants[0] ?? object).metadata);
+  }
+}
