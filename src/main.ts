@@ -74,8 +74,9 @@ export async function runOperator(options: RunOptions): Promise<number> {
     ...(options.kubeconfig !== undefined ? { kubeconfigPath: options.kubeconfig } : {}),
     ...(options.context !== undefined ? { context: options.context } : {}),
   });
-  const namespace =
-    options.namespace ?? process.env.POD_NAMESPACE ?? kube.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+  // Never the kubeconfig's namespace: every replica must find the same Lease and id counter,
+  // whatever context each was started with.
+  const namespace = options.namespace ?? process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE;
   const operator = await startOperator({
     kube,
     log,

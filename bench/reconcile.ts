@@ -1,0 +1,438 @@
+// Benchmark of the operator (issue 4, item 7) against the local control plane, each in its own
+// process so that neither shares the load generator's event loop: a single scope on an idle
+// system (apply-to-active p50/p99), a burst of scopes applied at once over 16 connections
+// (time until all are active, scopes/s, p50/p99, operator RSS), the operator's requests per
+// reconcile, and operator RSS holding many scopes and services. Active is seen on one watch.
+//   npm run bench:reconcile   (BENCH_SCOPES, BENCH_SINGLES, BENCH_CACHE_SCOPES,
+//                              BENCH_CACHE_SERVICES to scale it)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const CONNECTIONS = 16;
+const SCOPES = Number(process.env.BENCH_SCOPES ?? 2_000);
+const SINGLES = Number(process.env.BENCH_SINGLES ?? 100);
+const CACHE_SCOPES = Number(process.env.BENCH_CACHE_SCOPES ?? 10_000);
+const CACHE_SERVICES = Number(process.env.BENCH_CACHE_SERVICES ?? 100_000);
+const APP_ID = 1;
+const NS = 'bench';
+const SERVICE_NS = 'bench-services';
+const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
+const ACTIVE_TIMEOUT_MS = Number(process.env.BENCH_ACTIVE_TIMEOUT_MS ?? 600_000);
+
+interface Lines {
+  next(): Promise<string>;
+}
+
+function linesOf(child: ChildProcess): Lines {
+  const iterator = (async function* () {
+    let buffer = '';
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      buffer += chunk.toString();
+      let i = buffer.indexOf('\n');
+      while (i >= 0) {
+        yield buffer.slice(0, i);
+        buffer = buffer.slice(i + 1);
+        i = buffer.indexOf('\n');
+      }
+    }
+  })();
+  return {
+    next: async () => {
+      const { value, done } = await iterator.next();
+      if (done === true) throw new Error('the process ended');
+      return value;
+    },
+  };
+}
+
+interface Api {
+  readonly url: URL;
+  readonly token: string;
+  readonly agent: https.Agent;
+}
+
+interface Processes {
+  readonly dir: string;
+  readonly plane: ChildProcess;
+  readonly operator: ChildProcess;
+  readonly operatorLines: Lines;
+  readonly api: Api;
+}
+
+function node(script: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+}
+
+async function start(): Promise<Processes> {
+  const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-reconcile-'));
+  const plane = node('support/local-server.ts', [dir]);
+  const ready = (await linesOf(plane).next()).split(' ');
+  const [, url, token, ca] = ready;
+  if (url === undefined || token === undefined || ca === undefined) {
+    throw new Error(`bad ready line: ${ready.join(' ')}`);
+  }
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: CONNECTIONS + 1,
+    ca: Buffer.from(ca, 'base64').toString(),
+  });
+  const operator = node('support/operator.ts', [join(dir, 'kubeconfig')], {
+    BENCH_CACHE_SERVICES: '1',
+  });
+  const operatorLines = linesOf(operator);
+  const line = await operatorLines.next();
+  if (line !== 'READY') throw new Error(`operator: ${line}`);
+  return { dir, plane, operator, operatorLines, api: { url: new URL(url), token, agent } };
+}
+
+async function stop(p: Processes): Promise<void> {
+  for (const child of [p.operator, p.plane]) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  p.api.agent.destroy();
+  await rm(p.dir, { recursive: true, force: true });
+}
+
+function call(
+  api: Api,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = https.request(
+      {
+        agent: api.agent,
+        host: api.url.hostname,
+        port: api.url.port,
+        method,
+        path,
+        headers: {
+          Authorization: `Bearer ${api.token}`,
+          ...(payload !== undefined
+            ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
+            : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function create(api: Api, path: string, body: unknown): Promise<void> {
+  const res = await call(api, 'POST', path, body);
+  if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.text}`);
+}
+
+/** Runs `count` operations over CONNECTIONS workers. */
+async function concurrently(count: number, op: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      for (let i = next++; i < count; i = next++) await op(i);
+    }),
+  );
+}
+
+const scopeBody = (name: string) => ({
+  apiVersion: 'platform.nrn.dev/v1alpha1',
+  kind: 'Scope',
+  metadata: { name },
+  spec: {
+    name,
+    type: 'web_pool',
+    application_id: APP_ID,
+    requested_spec: { memory_in_gb: 1, cpu_profile: 'standard', local_storage_in_gb: 5 },
+  },
+});
+
+interface WatchEvent {
+  type: string;
+  object: { metadata?: { name?: string; resourceVersion?: string }; status?: { status?: string } };
+}
+
+/**
+ * One watch over the benchmark's scopes: when each was first seen active. Re-watches from the
+ * last resourceVersion if the server ends the stream.
+ */
+class ActiveWatch {
+  readonly activeAt = new Map<string, number>();
+  private readonly waiters = new Map<string, () => void>();
+  private allWaiter: { count: number; resolve: () => void } | undefined;
+  private request: ReturnType<typeof https.request> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly api: Api,
+    private resourceVersion: string,
+  ) {
+    this.open();
+  }
+
+  /** Resolves with the time `name` was first seen active. */
+  active(name: string): Promise<number> {
+    const seen = this.activeAt.get(name);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} not active`)), ACTIVE_TIMEOUT_MS);
+      this.waiters.set(name, () => {
+        clearTimeout(timer);
+        resolve(this.activeAt.get(name) as number);
+      });
+    });
+  }
+
+  /** Resolves once `count` scopes in all have been seen active. */
+  activeCount(count: number): Promise<void> {
+    if (this.activeAt.size >= count) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${this.activeAt.size}/${count} active`)),
+        ACTIVE_TIMEOUT_MS,
+      );
+      this.allWaiter = {
+        count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+    });
+  }
+
+  close(): void {
+    this.stopped = true;
+    this.request?.destroy();
+  }
+
+  private open(): void {
+    // Its own connection: a stream held open on the shared agent would take a create slot.
+    const req = https.request(
+      {
+        host: this.api.url.hostname,
+        port: this.api.url.port,
+        ca: this.api.agent.options.ca,
+        path: `${GROUP_PATH}/namespaces/${NS}/scopes?watch=true&allowWatchBookmarks=true&timeoutSeconds=3600&resourceVersion=${this.resourceVersion}`,
+        headers: { Authorization: `Bearer ${this.api.token}` },
+      },
+      (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          const now = performance.now();
+          buffer += d;
+          let i = buffer.indexOf('\n');
+          while (i >= 0) {
+            this.event(JSON.parse(buffer.slice(0, i)) as WatchEvent, now);
+            buffer = buffer.slice(i + 1);
+            i = buffer.indexOf('\n');
+          }
+        });
+        res.on('end', () => {
+          if (!this.stopped) this.open();
+        });
+      },
+    );
+    req.on('error', (error) => {
+      if (!this.stopped) throw error;
+    });
+    req.end();
+    this.request = req;
+  }
+
+  private event(event: WatchEvent, now: number): void {
+    const rv = event.object.metadata?.resourceVersion;
+    if (rv !== undefined) this.resourceVersion = rv;
+    if (event.type === 'ERROR') throw new Error(`watch: ${JSON.stringify(event.object)}`);
+    const name = event.object.metadata?.name;
+    if (name === undefined || event.object.status?.status !== 'active') return;
+    if (this.activeAt.has(name)) return;
+    this.activeAt.set(name, now);
+    this.waiters.get(name)?.();
+    this.waiters.delete(name);
+    if (this.allWaiter !== undefined && this.activeAt.size >= this.allWaiter.count) {
+      this.allWaiter.resolve();
+      this.allWaiter = undefined;
+    }
+  }
+}
+
+interface Stats {
+  requests: number;
+  connections: number;
+  reconciles: number;
+  servicesCached: number;
+  heapUsed: number;
+}
+
+async function stats(p: Processes): Promise<Stats> {
+  p.operator.kill('SIGUSR2');
+  const parts = (await p.operatorLines.next()).split(' ').slice(1).map(Number);
+  const [requests = 0, connections = 0, reconciles = 0, servicesCached = 0, heapUsed = 0] = parts;
+  return { requests, connections, reconciles, servicesCached, heapUsed };
+}
+
+/** VmRSS and VmHWM (peak) of a process, in bytes, from /proc. */
+async function rss(pid: number | undefined): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
+  return { rss: kb('VmRSS') * 1024, peak: kb('VmHWM') * 1024 };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
+
+async function burst(p: Processes, watch: ActiveWatch, prefix: string, count: number) {
+  const sentAt = new Map<string, number>();
+  const before = watch.activeAt.size;
+  const started = performance.now();
+  await concurrently(count, async (i) => {
+    const name = `${prefix}-${i}`;
+    sentAt.set(name, performance.now());
+    await create(p.api, `${GROUP_PATH}/namespaces/${NS}/scopes`, scopeBody(name));
+  });
+  await watch.activeCount(before + count);
+  const latencies = [...sentAt].map(([name, at]) => (watch.activeAt.get(name) as number) - at);
+  const last = Math.max(...[...sentAt.keys()].map((n) => watch.activeAt.get(n) as number));
+  return { seconds: (last - started) / 1000, latencies };
+}
+
+const processes = await start();
+const { api } = processes;
+const rows: Array<[string, string, string]> = [];
+try {
+  await create(api, '/api/v1/namespaces', { metadata: { name: NS } });
+  await create(api, `${GROUP_PATH}/namespaces/${NS}/applications`, {
+    apiVersion: 'platform.nrn.dev/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'bench' },
+    spec: {
+      id: APP_ID,
+      name: 'bench',
+      nrn: `organization=1:account=2:namespace=3:application=${APP_ID}`,
+    },
+  });
+  const list = JSON.parse((await call(api, 'GET', `${GROUP_PATH}/namespaces/${NS}/scopes`)).text);
+  const watch = new ActiveWatch(
+    api,
+    (list as { metadata: { resourceVersion: string } }).metadata.resourceVersion,
+  );
+
+  // (b) first, while the system is idle and nearly empty.
+  const idleRss = await rss(processes.operator.pid);
+  const s0 = await stats(processes);
+  const singles: number[] = [];
+  for (let i = 0; i < SINGLES; i++) {
+    const name = `single-${i}`;
+    const t = performance.now();
+    await create(api, `${GROUP_PATH}/namespaces/${NS}/scopes`, scopeBody(name));
+    singles.push((await watch.active(name)) - t);
+  }
+  const s1 = await stats(processes);
+
+  // (a) the burst.
+  const a = await burst(processes, watch, 'burst', SCOPES);
+  const s2 = await stats(processes);
+  const burstRss = await rss(processes.operator.pid);
+
+  // (d) the cache: scopes up to CACHE_SCOPES, then CACHE_SERVICES services.
+  const more = Math.max(0, CACHE_SCOPES - SINGLES - SCOPES);
+  await burst(processes, watch, 'cache', more);
+  const scopesRss = await rss(processes.operator.pid);
+  await create(api, '/api/v1/namespaces', { metadata: { name: SERVICE_NS } });
+  const servicesStarted = performance.now();
+  await concurrently(CACHE_SERVICES, (i) =>
+    create(api, `${GROUP_PATH}/namespaces/${SERVICE_NS}/services`, {
+      apiVersion: 'platform.nrn.dev/v1alpha1',
+      kind: 'Service',
+      metadata: { name: `svc-${i}` },
+      spec: {
+        name: `svc-${i}`,
+        type: 'dependency',
+        specification_id: '6f1c2d9e-4b7a-4c1e-9f0a-2b3c4d5e6f70',
+        entity_nrn: `organization=1:account=2:namespace=3:application=${APP_ID}`,
+        attributes: { size: 'small', index: i },
+      },
+    }),
+  );
+  const servicesSeconds = (performance.now() - servicesStarted) / 1000;
+  let cached = await stats(processes);
+  while (cached.servicesCached < CACHE_SERVICES) {
+    await new Promise((r) => setTimeout(r, 500));
+    cached = await stats(processes);
+  }
+  const cacheRss = await rss(processes.operator.pid);
+  watch.close();
+
+  const singleRequests = (s1.requests - s0.requests) / SINGLES;
+  const singleReconciles = (s1.reconciles - s0.reconciles) / SINGLES;
+  const burstRequests = (s2.requests - s1.requests) / SCOPES;
+  const burstReconciles = (s2.reconciles - s1.reconciles) / SCOPES;
+  const totalScopes = SINGLES + SCOPES + more;
+  rows.push(
+    ['operator RSS at start (idle, nothing cached)', mib(idleRss.rss), ''],
+    [`single scope apply-to-active p50 (${SINGLES} in sequence)`, ms(percentile(singles, 50)), ''],
+    ['single scope apply-to-active p99', ms(percentile(singles, 99)), '<= 250 ms'],
+    [
+      `${SCOPES} scopes at once (${CONNECTIONS} connections): all active in`,
+      `${a.seconds.toFixed(2)} s`,
+      '',
+    ],
+    ['  scopes/s to active', (SCOPES / a.seconds).toFixed(0), '>= 200'],
+    ['  apply-to-active p50', ms(percentile(a.latencies, 50)), ''],
+    ['  apply-to-active p99', ms(percentile(a.latencies, 99)), ''],
+    ['  operator RSS after / peak', `${mib(burstRss.rss)} / ${mib(burstRss.peak)}`, ''],
+    ['requests per scope to active (idle, single)', singleRequests.toFixed(1), ''],
+    ['  scope reconciles per scope (idle, single)', singleReconciles.toFixed(1), ''],
+    ['  requests per reconcile (idle, single)', (singleRequests / singleReconciles).toFixed(1), ''],
+    ['requests per scope to active (burst)', burstRequests.toFixed(1), ''],
+    ['  scope reconciles per scope (burst)', burstReconciles.toFixed(1), ''],
+    ['  requests per reconcile (burst)', (burstRequests / burstReconciles).toFixed(1), ''],
+    [
+      '  operator connections opened (whole run) / requests',
+      `${cached.connections} / ${cached.requests}`,
+      '',
+    ],
+    [`operator RSS with ${totalScopes} scopes`, mib(scopesRss.rss), ''],
+    [
+      `operator RSS with ${totalScopes} scopes + ${CACHE_SERVICES} services cached`,
+      mib(cacheRss.rss),
+      '<= 400 MiB',
+    ],
+    ['  operator heap used then', mib(cached.heapUsed), ''],
+    [`  (services created at ${(CACHE_SERVICES / servicesSeconds).toFixed(0)}/s)`, '', ''],
+  );
+} finally {
+  await stop(processes);
+}
+const width = Math.max(...rows.map((r) => r[0].length));
+process.stdout.write(
+  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
+);
+for (const [name, value, goal] of rows) {
+  process.stdout.write(`${name.padEnd(width)}  ${value.padStart(22)}  ${goal}\n`);
+}

@@ -1,0 +1,151 @@
+// The local control plane and operator replicas as separate `nrn-operator` processes, for tests
+// that kill them: the control plane's ready line, the operator's JSON log lines (stderr).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const CLI = join(import.meta.dirname, '../../src/cli.ts');
+
+export interface ControlPlaneProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  readonly exited: Promise<number | null>;
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** `nrn-operator local --no-operator`: resolves at its ready line. */
+export async function startControlPlaneProcess(dataDir: string): Promise<ControlPlaneProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'local',
+      '--data-dir',
+      dataDir,
+      '--api-port',
+      '0',
+      '--no-operator',
+      '--no-facade',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+  );
+  const exited = exitOf(child);
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const ready = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve(out);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before ready: ${err}`)));
+  });
+  const url = /at (https:\/\/[^;\s]+)/.exec(ready)?.[1];
+  const kubeconfigPath = /KUBECONFIG=(\S+)/.exec(ready)?.[1];
+  if (url === undefined || kubeconfigPath === undefined) throw new Error(`bad ready line ${ready}`);
+  return { child, url, kubeconfigPath, exited };
+}
+
+/** One pino line of an operator process. */
+export interface LogLine {
+  readonly level: number;
+  readonly time: number;
+  readonly msg: string;
+  readonly identity?: string;
+  readonly scope?: string;
+  readonly id?: number;
+  readonly [field: string]: unknown;
+}
+
+export interface OperatorProcess {
+  readonly child: ChildProcess;
+  readonly logs: readonly LogLine[];
+  readonly exited: Promise<number | null>;
+  /** The first log line that `match` accepts, waiting up to `timeoutMs` for it. */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+}
+
+/**
+ * `nrn-operator run --kubeconfig F [--namespace NS]` with info logs, parsed as they come;
+ * without a namespace the operator must pick its default (not the kubeconfig's).
+ */
+export function startOperatorProcess(kubeconfigPath: string, namespace?: string): OperatorProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'run',
+      '--kubeconfig',
+      kubeconfigPath,
+      ...(namespace !== undefined ? ['--namespace', namespace] : []),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } },
+  );
+  const logs: LogLine[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    let i = buffer.indexOf('\n');
+    while (i >= 0) {
+      const text = buffer.slice(0, i);
+      buffer = buffer.slice(i + 1);
+      i = buffer.indexOf('\n');
+      try {
+        logs.push(JSON.parse(text) as LogLine);
+      } catch {
+        // A crash prints a plain stack trace: keep it readable in the failure message.
+        logs.push({ level: 60, time: Date.now(), msg: text });
+      }
+    }
+    for (const wake of [...waiters]) wake();
+  });
+  const exited = exitOf(child);
+  const waitForLog = (match: (line: LogLine) => boolean, timeoutMs = 30_000) =>
+    new Promise<LogLine>((resolve, reject) => {
+      const check = () => {
+        const found = logs.find(match);
+        if (found === undefined) return;
+        cleanup();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`no such log line in ${timeoutMs} ms; got:\n${tail(logs)}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { child, logs, exited, waitForLog };
+}
+
+function tail(logs: readonly LogLine[]): string {
+  return logs
+    .slice(-20)
+    .map((l) => JSON.stringify(l).slice(0, 300))
+    .join('\n');
+}
+
+/** SIGKILL (a crash: no drain, no lease release) and wait for the exit. */
+export async function crash(target: {
+  readonly child: ChildProcess;
+  readonly exited: Promise<unknown>;
+}): Promise<void> {
+  if (target.child.exitCode === null && target.child.signalCode === null) {
+    target.child.kill('SIGKILL');
+  }
+  await target.exited;
+}
