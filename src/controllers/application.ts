@@ -2,37 +2,25 @@
 // finds applications that claim one id across namespaces (the older one keeps it, the others
 // are Stalled), derives the slug, and reports Ready when the application is usable.
 import type { Logger } from 'pino';
-import { ApplicationSpec, type ApplicationStatus, GROUP, VERSION } from '../api/index.js';
-import {
-  defineResource,
-  type Informer,
-  isNotFound,
-  type Kube,
-  type KubeObject,
-  keyOf,
-  type ResourceClient,
-} from '../kube/index.js';
+import { ApplicationSpec, type ApplicationStatus } from '../api/index.js';
+import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
 import { Controller, type ReconcileContext } from '../runtime/index.js';
-import { olderFirst, slugify } from './names.js';
+import { claimantKeys, claimOwner, claimOwnerKey } from './claims.js';
+import { rawKind, readByKey, specProblems } from './lifecycle.js';
+import { slugify } from './names.js';
 import {
+  commitStatus,
   type EventRecorder,
   type HealthReport,
-  healthConditions,
-  messagesFor,
-  writeStatus,
+  healthStatus,
+  READY_TRANSITIONS,
 } from './status.js';
 
 /** Index of the Application informer: spec.id as a string. */
 export const APP_ID_INDEX = 'application-id';
 
 /** Applications without schemas: an invalid spec must still be read, to be reported. */
-export const RawApplications = defineResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'Application',
-  plural: 'applications',
-  namespaced: true,
-});
+export const RawApplications = rawKind('Application', 'applications');
 
 export type ApplicationObject = KubeObject<ApplicationSpec, ApplicationStatus>;
 
@@ -48,7 +36,7 @@ export function applicationById(
   informer: Informer<ApplicationSpec, ApplicationStatus>,
   id: number,
 ): ApplicationObject | undefined {
-  return informer.byIndex(APP_ID_INDEX, String(id)).sort(olderFirst)[0];
+  return claimOwner(informer, APP_ID_INDEX, String(id));
 }
 
 /** The slug an application has: its own, or derived from its name. */
@@ -85,33 +73,28 @@ export class ApplicationReconciler {
         .watch(informer)
         // Applications sharing its id: who owns the id may change with this one.
         .watch(informer, (app) =>
-          app.spec
-            ? informer.byIndex(APP_ID_INDEX, String(app.spec.id)).map((o) => keyOf(o.metadata))
-            : undefined,
+          app.spec ? claimantKeys(informer, APP_ID_INDEX, String(app.spec.id)) : undefined,
         )
     );
   }
 
   async reconcile(key: string, context: Pick<ReconcileContext, 'log'>): Promise<void> {
-    const [namespace = '', name = ''] = key.split('/');
-    let app: KubeObject;
-    try {
-      app = await this.client.get({ namespace, name });
-    } catch (error) {
-      if (isNotFound(error)) return;
-      throw error;
-    }
-    if (app.metadata.deletionTimestamp !== undefined) return;
+    const app = await readByKey(this.client, key);
+    if (app === undefined || app.metadata.deletionTimestamp !== undefined) return;
     const previous = (app.status ?? {}) as ApplicationStatus;
     const parsed = ApplicationSpec.safeParse(app.spec);
     let report: HealthReport;
     let slug: string | undefined;
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
-      report = { health: 'stalled', reason: 'InvalidSpec', message: problems.join('; ') };
+      report = { health: 'stalled', reason: 'InvalidSpec', message: specProblems(parsed.error) };
     } else {
       slug = applicationSlug(parsed.data);
-      const owner = this.owner(app, parsed.data.id);
+      const owner = claimOwnerKey(
+        this.options.applications,
+        APP_ID_INDEX,
+        String(parsed.data.id),
+        app,
+      );
       report =
         owner === key
           ? { health: 'ready', reason: 'Ready', message: `application ${parsed.data.id} is ready` }
@@ -121,38 +104,13 @@ export class ApplicationReconciler {
               message: `application id ${parsed.data.id} is already used by application ${owner}`,
             };
     }
-    const generation = app.metadata.generation;
     const next: ApplicationStatus = {
       ...(slug !== undefined ? { slug } : {}),
-      messages: messagesFor(report),
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      conditions: healthConditions(previous.conditions, report, generation, this.now()),
+      ...healthStatus(previous.conditions, report, app.metadata.generation, this.now()),
     };
-    const written = await writeStatus(this.client, app, next);
-    if (written === undefined) return;
-    const before = previous.conditions?.find((c) => c.type === 'Ready');
-    if (
-      before?.status !== (report.health === 'ready' ? 'True' : 'False') ||
-      before?.reason !== report.reason
-    ) {
-      context.log.info({ application: key, reason: report.reason }, 'application status changed');
-      await this.options.events.record(
-        app,
-        report.health === 'ready' ? 'Normal' : 'Warning',
-        report.reason,
-        report.message,
-      );
-    }
-  }
-
-  /** Key of the application that owns `id`: the oldest of those claiming it, this one included. */
-  private owner(app: KubeObject, id: number): string {
-    const claimants = [
-      app as ApplicationObject,
-      ...this.options.applications
-        .byIndex(APP_ID_INDEX, String(id))
-        .filter((o) => keyOf(o.metadata) !== keyOf(app.metadata)),
-    ].sort(olderFirst);
-    return keyOf((claimants[0] ?? app).metadata);
+    await commitStatus(this.client, this.options.events, app, next, report, READY_TRANSITIONS, {
+      announce: () =>
+        context.log.info({ application: key, reason: report.reason }, 'application status changed'),
+    });
   }
 }

@@ -12,12 +12,9 @@ import {
   ScopeSpec as ScopeSpecSchema,
   type ScopeStatus,
   type ScopeStatusBlock,
-  VERSION,
 } from '../api/index.js';
 import {
-  defineResource,
   type Informer,
-  isNotFound,
   type Kube,
   type KubeObject,
   keyOf,
@@ -26,6 +23,15 @@ import {
 import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
 import { applicationById, applicationSlug } from './application.js';
 import type { IdAllocator } from './ids.js';
+import {
+  ensureFinalizer,
+  failureStands,
+  hasFinalizer,
+  rawKind,
+  readByKey,
+  removeFinalizer,
+  specProblems,
+} from './lifecycle.js';
 import {
   DEFAULT_BASE_DOMAIN,
   olderFirst,
@@ -37,11 +43,11 @@ import {
 } from './names.js';
 import type { ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
 import {
+  commitStatus,
   type EventRecorder,
   type HealthReport,
-  healthConditions,
-  messagesFor,
-  writeStatus,
+  healthStatus,
+  PHASE_TRANSITIONS,
 } from './status.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
@@ -49,13 +55,7 @@ export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 export const SCOPE_APP_INDEX = 'scope-application-id';
 
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
-export const RawScopes = defineResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'Scope',
-  plural: 'scopes',
-  namespaced: true,
-});
+export const RawScopes = rawKind('Scope', 'scopes');
 
 type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
 type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;
@@ -130,25 +130,18 @@ export class ScopeReconciler {
     key: string,
     context: Pick<ReconcileContext, 'log'>,
   ): Promise<Result | undefined> {
-    const [namespace = '', name = ''] = key.split('/');
-    let scope: KubeObject<unknown, ScopeStatusBlock>;
-    try {
-      scope = await this.client.get({ namespace, name });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    let scope = await readByKey(this.client, key);
+    if (scope === undefined) return undefined;
     const log = context.log;
     if (scope.metadata.deletionTimestamp !== undefined) return this.finalize(key, scope, log);
 
     const parsed = ScopeSpecSchema.safeParse(scope.spec);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
-      await this.fail(scope, 'InvalidSpec', problems.join('; '), undefined);
+      await this.fail(scope, 'InvalidSpec', specProblems(parsed.error), undefined);
       return undefined;
     }
     const spec = parsed.data;
-    scope = await this.ensureFinalizer(scope);
+    scope = await ensureFinalizer(this.client, scope, SCOPE_FINALIZER);
 
     const identity = await this.identity(key, scope, spec);
     if (identity === 'waiting') return undefined;
@@ -166,10 +159,7 @@ export class ScopeReconciler {
     const generation = scope.metadata.generation;
     const current = scope.status ?? {};
     const changed = current.observedGeneration !== generation;
-    const failedReason = current.conditions?.find((c) => c.type === 'Stalled')?.reason ?? '';
-    if (current.status === 'failed' && !changed && STICKY_FAILURES.has(failedReason)) {
-      return undefined;
-    }
+    if (failureStands(current, changed, STICKY_FAILURES)) return undefined;
 
     if (spec.external_created === true) {
       await this.setStatus(scope, 'active', identity, {
@@ -314,29 +304,12 @@ export class ScopeReconciler {
     return older === undefined ? undefined : keyOf(older.metadata);
   }
 
-  private async ensureFinalizer(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
-  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
-    const finalizers = scope.metadata.finalizers ?? [];
-    if (finalizers.includes(SCOPE_FINALIZER)) return scope;
-    return this.client.patch(
-      { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
-      {
-        metadata: {
-          resourceVersion: scope.metadata.resourceVersion,
-          finalizers: [...finalizers, SCOPE_FINALIZER],
-        },
-      },
-    );
-  }
-
   private async finalize(
     key: string,
     scope: KubeObject<unknown, ScopeStatusBlock>,
     log: Logger,
   ): Promise<Result | undefined> {
-    const finalizers = scope.metadata.finalizers ?? [];
-    if (!finalizers.includes(SCOPE_FINALIZER)) return undefined;
+    if (!hasFinalizer(scope, SCOPE_FINALIZER)) return undefined;
     const status = scope.status ?? {};
     const identity =
       status.id !== undefined &&
@@ -374,20 +347,7 @@ export class ScopeReconciler {
       reason: 'Deleted',
       message: 'the scope and its resources are deleted',
     });
-    try {
-      await this.client.patch(
-        { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
-        {
-          metadata: {
-            resourceVersion: scope.metadata.resourceVersion,
-            finalizers: (scope.metadata.finalizers ?? []).filter((f) => f !== SCOPE_FINALIZER),
-          },
-        },
-      );
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    if (!(await removeFinalizer(this.client, scope, SCOPE_FINALIZER))) return undefined;
     log.info({ scope: key }, 'scope deleted');
     return undefined;
   }
@@ -418,8 +378,8 @@ export class ScopeReconciler {
   }
 
   /**
-   * Writes the whole status when it differs from what the object has, and records an Event when
-   * the lifecycle value or the reason changes. Returns the object as it now is.
+   * The whole status for `phase` (identity kept when not given), written and announced as
+   * commitStatus does. Returns the object as it now is.
    */
   private async setStatus(
     scope: KubeObject<unknown, ScopeStatusBlock>,
@@ -429,7 +389,6 @@ export class ScopeReconciler {
     options: { guard?: boolean } = {},
   ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
     const previous = scope.status ?? {};
-    const generation = scope.metadata.generation;
     // Keep what was assigned even while the identity cannot be recomputed (e.g. app missing).
     const kept = identity ?? {
       ...(previous.id !== undefined ? { id: previous.id } : {}),
@@ -440,22 +399,18 @@ export class ScopeReconciler {
     const next: ScopeStatusBlock = {
       status: phase,
       ...kept,
-      messages: messagesFor(report),
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      conditions: healthConditions(previous.conditions, report, generation, this.now()),
+      ...healthStatus(previous.conditions, report, scope.metadata.generation, this.now()),
     };
-    const written = await writeStatus(this.client, scope, next, options);
-    if (written === undefined) return scope;
-    const before = previous.conditions?.find((c) => c.type === 'Ready')?.reason;
-    if (previous.status !== phase || before !== report.reason) {
-      await this.options.events.record(
-        scope,
-        report.health === 'stalled' ? 'Warning' : 'Normal',
-        report.reason,
-        report.message,
-      );
-    }
-    return written;
+    const written = await commitStatus(
+      this.client,
+      this.options.events,
+      scope,
+      next,
+      report,
+      PHASE_TRANSITIONS,
+      options,
+    );
+    return written ?? scope;
   }
 }
 

@@ -13,12 +13,10 @@ import {
   ServiceSpec as ServiceSpecSchema,
   type ServiceStatus,
   type ServiceStatusBlock,
-  VERSION,
 } from '../api/index.js';
 import {
   type BackoffOptions,
   backoffDelay,
-  defineResource,
   type Informer,
   isNotFound,
   type Kube,
@@ -36,6 +34,15 @@ import {
   type Startable,
 } from '../runtime/index.js';
 import { resolveAttributes, SchemaCache } from './attributes.js';
+import {
+  ensureFinalizer,
+  failureStands,
+  hasFinalizer,
+  rawKind,
+  readByKey,
+  removeFinalizer,
+  specProblems,
+} from './lifecycle.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, slugify } from './names.js';
 import type {
   ProviderEndpoint,
@@ -55,13 +62,16 @@ import {
   specificationUsable,
 } from './specification.js';
 import {
+  commitStatus,
+  condition,
   type EventRecorder,
   type HealthReport,
   healthConditions,
   messagesFor,
+  observed,
+  PHASE_TRANSITIONS,
   rfc3339,
   setCondition,
-  writeStatus,
 } from './status.js';
 
 export const SERVICE_FINALIZER = `${GROUP}/service-cleanup`;
@@ -93,13 +103,7 @@ export const DEFAULT_PROVIDER_BACKOFF: BackoffOptions = {
 };
 
 /** Services without schemas: an invalid spec must still be read, to be reported. */
-export const RawServices = defineResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'Service',
-  plural: 'services',
-  namespaced: true,
-});
+export const RawServices = rawKind('Service', 'services');
 
 type RawService = KubeObject<unknown, ServiceStatusBlock>;
 export type ServiceInformer = Informer<ServiceSpec, ServiceStatusBlock>;
@@ -184,28 +188,21 @@ export class ServiceReconciler {
     key: string,
     context: Pick<ReconcileContext, 'log'>,
   ): Promise<Result | undefined> {
-    const [namespace = '', name = ''] = key.split('/');
-    let service: RawService;
-    try {
-      service = await this.client.get({ namespace, name });
-    } catch (error) {
-      if (isNotFound(error)) {
-        this.pace.delete(key);
-        return undefined;
-      }
-      throw error;
+    let service = await readByKey(this.client, key);
+    if (service === undefined) {
+      this.pace.delete(key);
+      return undefined;
     }
     const log = context.log;
     if (service.metadata.deletionTimestamp !== undefined) return this.finalize(key, service, log);
 
     const parsed = ServiceSpecSchema.safeParse(service.spec);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
-      await this.fail(service, undefined, 'InvalidSpec', problems.join('; '));
+      await this.fail(service, undefined, 'InvalidSpec', specProblems(parsed.error));
       return undefined;
     }
     const spec = parsed.data;
-    service = await this.ensureFinalizer(service);
+    service = await ensureFinalizer(this.client, service, SERVICE_FINALIZER);
 
     const generation = service.metadata.generation;
     const first = service.status ?? {};
@@ -220,8 +217,7 @@ export class ServiceReconciler {
     // Level-triggered, but a provider call is not free: an active service is left alone until
     // its spec changes, and a provider's refusal stands until then too.
     if (first.status === 'active' && !changed) return undefined;
-    const stalled = condition(first.conditions, 'Stalled')?.reason ?? '';
-    if (first.status === 'failed' && !changed && STICKY_FAILURES.has(stalled)) return undefined;
+    if (failureStands(first, changed, STICKY_FAILURES)) return undefined;
 
     const found = specificationById(this.options.specifications, spec.specification_id);
     const usable = found === undefined ? 'does not exist' : specificationUsable(found);
@@ -534,27 +530,12 @@ export class ServiceReconciler {
     return name;
   }
 
-  private async ensureFinalizer(service: RawService): Promise<RawService> {
-    const finalizers = service.metadata.finalizers ?? [];
-    if (finalizers.includes(SERVICE_FINALIZER)) return service;
-    return this.client.patch(
-      { namespace: service.metadata.namespace ?? '', name: service.metadata.name },
-      {
-        metadata: {
-          resourceVersion: service.metadata.resourceVersion,
-          finalizers: [...finalizers, SERVICE_FINALIZER],
-        },
-      },
-    );
-  }
-
   private async finalize(
     key: string,
     service: RawService,
     log: Logger,
   ): Promise<Result | undefined> {
-    const finalizers = service.metadata.finalizers ?? [];
-    if (!finalizers.includes(SERVICE_FINALIZER)) return undefined;
+    if (!hasFinalizer(service, SERVICE_FINALIZER)) return undefined;
     const parsed = ServiceSpecSchema.safeParse(service.spec);
     const spec = parsed.success ? parsed.data : undefined;
     const conditions = service.status?.conditions;
@@ -572,20 +553,7 @@ export class ServiceReconciler {
       reason: 'Deleted',
       message: 'the service is deleted',
     });
-    try {
-      await this.client.patch(
-        { namespace: service.metadata.namespace ?? '', name: service.metadata.name },
-        {
-          metadata: {
-            resourceVersion: service.metadata.resourceVersion,
-            finalizers: (service.metadata.finalizers ?? []).filter((f) => f !== SERVICE_FINALIZER),
-          },
-        },
-      );
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    if (!(await removeFinalizer(this.client, service, SERVICE_FINALIZER))) return undefined;
     this.pace.delete(key);
     log.info({ service: key }, 'service deleted');
     return undefined;
@@ -712,8 +680,8 @@ export class ServiceReconciler {
   }
 
   /**
-   * Writes the whole status when it differs from what the object has, and records an Event when
-   * the lifecycle value or the reason changes. Returns the object as it now is.
+   * The whole status for `phase`, with the provisioning conditions `extras` asks for, written
+   * and announced as commitStatus does. Returns the object as it now is.
    */
   private async setStatus(
     service: RawService,
@@ -734,7 +702,7 @@ export class ServiceReconciler {
         reason: ACTION_REASON[provisioning.action],
         message: `provider ${provisioning.action} started`,
         lastTransitionTime: rfc3339(provisioning.started),
-        ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        ...observed(generation),
       });
     } else if (provisioning !== undefined) {
       conditions = setCondition(
@@ -744,7 +712,7 @@ export class ServiceReconciler {
           status: 'False',
           reason: provisioning.ended,
           message: '',
-          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+          ...observed(generation),
         },
         now,
       );
@@ -757,7 +725,7 @@ export class ServiceReconciler {
           status: extras.provisioned ? 'True' : 'False',
           reason: extras.provisioned ? 'ProviderReportedActive' : 'NotProvisioned',
           message: '',
-          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+          ...observed(generation),
         },
         now,
       );
@@ -769,21 +737,18 @@ export class ServiceReconciler {
       ...(slug !== undefined ? { slug } : {}),
       messages: extras.messages !== undefined ? [...extras.messages] : messagesFor(report),
       ...(updatedAt !== undefined ? { updated_at: updatedAt } : {}),
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      ...observed(generation),
       conditions,
     };
-    const written = await writeStatus(this.client, service, next);
-    if (written === undefined) return service;
-    const before = condition(previous.conditions, 'Ready')?.reason;
-    if (previous.status !== phase || before !== report.reason) {
-      await this.options.events.record(
-        service,
-        report.health === 'stalled' ? 'Warning' : 'Normal',
-        report.reason,
-        report.message,
-      );
-    }
-    return written;
+    const written = await commitStatus(
+      this.client,
+      this.options.events,
+      service,
+      next,
+      report,
+      PHASE_TRANSITIONS,
+    );
+    return written ?? service;
   }
 }
 
@@ -801,13 +766,6 @@ function endpointOf(found: Found): ProviderEndpoint {
     namespace: found.metadata.namespace ?? '',
     signingSecret: found.spec.provisioner.signing_secret_ref?.name,
   };
-}
-
-function condition(
-  conditions: readonly Condition[] | undefined,
-  type: string,
-): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
 }
 
 /** Sets a condition as given, lastTransitionTime included. */

@@ -4,32 +4,24 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import {
-  GROUP,
   type ServiceSpecificationSpec,
   type ServiceSpecificationStatus,
   ServiceSpecificationSpec as SpecificationSchema,
-  VERSION,
 } from '../api/index.js';
-import {
-  defineResource,
-  type Informer,
-  isNotFound,
-  type Kube,
-  type KubeObject,
-  keyOf,
-  type ResourceClient,
-} from '../kube/index.js';
+import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
 import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
 import type { SchemaCache } from './attributes.js';
-import { olderFirst } from './names.js';
+import { claimantKeys, claimOwner, claimOwnerKey } from './claims.js';
+import { rawKind, readByKey, specProblems } from './lifecycle.js';
 import { SIGNING_KEY } from './provisioners/webhook.js';
 import { readSecret } from './secrets.js';
 import {
+  commitStatus,
+  condition,
   type EventRecorder,
   type HealthReport,
-  healthConditions,
-  messagesFor,
-  writeStatus,
+  healthStatus,
+  READY_TRANSITIONS,
 } from './status.js';
 
 /** Index of the ServiceSpecification informer: spec.id. */
@@ -37,13 +29,7 @@ export const SPEC_ID_INDEX = 'specification-id';
 /** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
 const SECRET_RECHECK_MS = 5000;
 
-export const RawSpecifications = defineResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'ServiceSpecification',
-  plural: 'servicespecifications',
-  namespaced: true,
-});
+export const RawSpecifications = rawKind('ServiceSpecification', 'servicespecifications');
 
 type SpecificationStatusBlock = z.infer<typeof ServiceSpecificationStatus>;
 export type SpecificationObject = KubeObject<ServiceSpecificationSpec, SpecificationStatusBlock>;
@@ -58,7 +44,7 @@ export function specificationById(
   informer: SpecificationInformer,
   id: string,
 ): SpecificationObject | undefined {
-  return informer.byIndex(SPEC_ID_INDEX, id).sort(olderFirst)[0];
+  return claimOwner(informer, SPEC_ID_INDEX, id);
 }
 
 /**
@@ -66,7 +52,7 @@ export function specificationById(
  * words, for the service's message.
  */
 export function specificationUsable(spec: SpecificationObject): true | string {
-  const ready = spec.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = condition(spec.status?.conditions, 'Ready');
   if (ready === undefined || spec.status?.observedGeneration !== spec.metadata.generation) {
     return 'is not checked yet';
   }
@@ -102,9 +88,7 @@ export class SpecificationReconciler {
       })
         .watch(informer)
         // Specifications sharing its id: who owns the id may change with this one.
-        .watch(informer, (s) =>
-          s.spec ? informer.byIndex(SPEC_ID_INDEX, s.spec.id).map((o) => keyOf(o.metadata)) : [],
-        )
+        .watch(informer, (s) => (s.spec ? claimantKeys(informer, SPEC_ID_INDEX, s.spec.id) : []))
     );
   }
 
@@ -112,41 +96,23 @@ export class SpecificationReconciler {
     key: string,
     context: Pick<ReconcileContext, 'log'>,
   ): Promise<Result | undefined> {
-    const [namespace = '', name = ''] = key.split('/');
-    let object: KubeObject;
-    try {
-      object = await this.client.get({ namespace, name });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-    if (object.metadata.deletionTimestamp !== undefined) return undefined;
+    const object = await readByKey(this.client, key);
+    if (object === undefined || object.metadata.deletionTimestamp !== undefined) return undefined;
     const { report, recheck } = await this.check(key, object);
     const previous = (object.status ?? {}) as SpecificationStatusBlock;
-    const generation = object.metadata.generation;
-    const next: SpecificationStatusBlock = {
-      messages: messagesFor(report),
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      conditions: healthConditions(previous.conditions, report, generation, this.now()),
-    };
-    const written = await writeStatus(this.client, object, next);
-    const before = previous.conditions?.find((c) => c.type === 'Ready');
-    if (
-      written !== undefined &&
-      (before?.status !== (report.health === 'ready' ? 'True' : 'False') ||
-        before?.reason !== report.reason)
-    ) {
-      context.log.info(
-        { specification: key, reason: report.reason },
-        'service specification status changed',
-      );
-      await this.options.events.record(
-        object,
-        report.health === 'ready' ? 'Normal' : 'Warning',
-        report.reason,
-        report.message,
-      );
-    }
+    const next: SpecificationStatusBlock = healthStatus(
+      previous.conditions,
+      report,
+      object.metadata.generation,
+      this.now(),
+    );
+    await commitStatus(this.client, this.options.events, object, next, report, READY_TRANSITIONS, {
+      announce: () =>
+        context.log.info(
+          { specification: key, reason: report.reason },
+          'service specification status changed',
+        ),
+    });
     return recheck ? { requeueAfter: SECRET_RECHECK_MS } : undefined;
   }
 
@@ -156,9 +122,8 @@ export class SpecificationReconciler {
   ): Promise<{ report: HealthReport; recheck: boolean }> {
     const parsed = SpecificationSchema.safeParse(object.spec);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`);
       return {
-        report: { health: 'stalled', reason: 'InvalidSpec', message: problems.join('; ') },
+        report: { health: 'stalled', reason: 'InvalidSpec', message: specProblems(parsed.error) },
         recheck: false,
       };
     }
@@ -180,7 +145,7 @@ export class SpecificationReconciler {
         recheck: false,
       };
     }
-    const owner = this.owner(object as SpecificationObject, spec.id);
+    const owner = claimOwnerKey(this.options.specifications, SPEC_ID_INDEX, spec.id, object);
     if (owner !== key) {
       return {
         report: {
@@ -228,16 +193,5 @@ export class SpecificationReconciler {
       },
       recheck: false,
     };
-  }
-
-  /** Key of the specification that owns `id`: the oldest claimant, this one included. */
-  private owner(object: SpecificationObject, id: string): string {
-    const claimants = [
-      object,
-      ...this.options.specifications
-        .byIndex(SPEC_ID_INDEX, id)
-        .filter((o) => keyOf(o.metadata) !== keyOf(object.metadata)),
-    ].sort(olderFirst);
-    return keyOf((claimants[0] ?? object).metadata);
   }
 }

@@ -50,42 +50,60 @@ export function healthConditions(
   generation: number | undefined,
   now: Date,
 ): Condition[] {
-  const observed = generation !== undefined ? { observedGeneration: generation } : {};
   const flag = (on: boolean): 'True' | 'False' => (on ? 'True' : 'False');
   const idle = report.health === 'ready' ? 'Succeeded' : report.reason;
-  let list = setCondition(
+  const list = setCondition(
     conditions,
     {
       type: 'Ready',
       status: flag(report.health === 'ready'),
       reason: report.reason,
       message: report.message,
-      ...observed,
+      ...observed(generation),
     },
     now,
   );
-  list = setCondition(
-    list,
-    {
-      type: 'Reconciling',
-      status: flag(report.health === 'reconciling'),
-      reason: report.health === 'reconciling' ? report.reason : idle,
-      message: report.health === 'reconciling' ? report.message : '',
-      ...observed,
-    },
-    now,
-  );
-  return setCondition(
-    list,
-    {
-      type: 'Stalled',
-      status: flag(report.health === 'stalled'),
-      reason: report.health === 'stalled' ? report.reason : idle,
-      message: report.health === 'stalled' ? report.message : '',
-      ...observed,
-    },
-    now,
-  );
+  // Reconciling and Stalled are "abnormal-true": they carry the report only while it is theirs.
+  const abnormal = (from: Condition[], type: string, health: Health): Condition[] =>
+    setCondition(
+      from,
+      {
+        type,
+        status: flag(report.health === health),
+        reason: report.health === health ? report.reason : idle,
+        message: report.health === health ? report.message : '',
+        ...observed(generation),
+      },
+      now,
+    );
+  return abnormal(abnormal(list, 'Reconciling', 'reconciling'), 'Stalled', 'stalled');
+}
+
+/** observedGeneration, when the object has a generation to observe. */
+export function observed(generation: number | undefined): { observedGeneration?: number } {
+  return generation !== undefined ? { observedGeneration: generation } : {};
+}
+
+/** The condition of `type`, if there is one. */
+export function condition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** The part of a status every kind derives from its report alone. */
+export function healthStatus(
+  previous: readonly Condition[] | undefined,
+  report: HealthReport,
+  generation: number | undefined,
+  now: Date,
+): { messages: MessageItem[]; observedGeneration?: number; conditions: Condition[] } {
+  return {
+    messages: messagesFor(report),
+    ...observed(generation),
+    conditions: healthConditions(previous, report, generation, now),
+  };
 }
 
 /** The spec's message list: one item, at a level matching the health. */
@@ -136,6 +154,64 @@ export async function writeStatus<Spec, Status>(
 }
 
 export type EventType = 'Normal' | 'Warning';
+
+/** What commitStatus needs to see of a status, before and after. */
+export interface StatusLike {
+  readonly status?: string;
+  readonly conditions?: readonly Condition[];
+}
+
+/**
+ * When a status write is worth an Event, and of which type. Two policies, because the kinds
+ * with a lifecycle phase announce phase changes and the kstatus-only kinds cannot.
+ */
+export interface TransitionPolicy {
+  due(previous: StatusLike, next: StatusLike, report: HealthReport): boolean;
+  type(report: HealthReport): EventType;
+}
+
+/** Application, ServiceSpecification: Ready flipped or changed reason; anything unready warns. */
+export const READY_TRANSITIONS: TransitionPolicy = {
+  due: (previous, _next, report) => {
+    const before = condition(previous.conditions, 'Ready');
+    return (
+      before?.status !== (report.health === 'ready' ? 'True' : 'False') ||
+      before?.reason !== report.reason
+    );
+  },
+  type: (report) => (report.health === 'ready' ? 'Normal' : 'Warning'),
+};
+
+/** Scope, Service: the lifecycle phase or Ready's reason changed; only Stalled warns. */
+export const PHASE_TRANSITIONS: TransitionPolicy = {
+  due: (previous, next, report) =>
+    previous.status !== next.status ||
+    condition(previous.conditions, 'Ready')?.reason !== report.reason,
+  type: (report) => (report.health === 'stalled' ? 'Warning' : 'Normal'),
+};
+
+/**
+ * writeStatus, then an Event when `policy` calls the write a transition (`announce` runs
+ * first, for the caller's log line). No write, no Event. Returns what writeStatus returns.
+ */
+export async function commitStatus<Spec, Status>(
+  client: ResourceClient<Spec, Status>,
+  events: EventRecorder,
+  object: KubeObject<unknown, unknown>,
+  next: StatusLike,
+  report: HealthReport,
+  policy: TransitionPolicy,
+  options: { guard?: boolean; announce?: () => void } = {},
+): Promise<KubeObject<Spec, Status> | undefined> {
+  const previous = (object.status ?? {}) as StatusLike;
+  const written = await writeStatus(client, object, next, options);
+  if (written === undefined) return undefined;
+  if (policy.due(previous, next, report)) {
+    options.announce?.();
+    await events.record(object, policy.type(report), report.reason, report.message);
+  }
+  return written;
+}
 
 /** Writes core/v1 Events about our objects; best effort, as client-go's recorder is. */
 export class EventRecorder {

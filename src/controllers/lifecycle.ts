@@ -1,0 +1,99 @@
+// The steps every reconciler takes the same way: reading its object by key, the finalizer
+// that holds a deletion until cleanup is done, reporting an invalid spec, and deciding
+// whether a failure is terminal (waits for a spec change) or worth another run.
+import type { z } from 'zod';
+import { type Condition, GROUP, VERSION } from '../api/index.js';
+import {
+  defineResource,
+  isNotFound,
+  type KubeObject,
+  type ResourceClient,
+  type ResourceType,
+} from '../kube/index.js';
+import { condition } from './status.js';
+
+/** One of our kinds without schemas: an invalid spec must still be read, to be reported. */
+export function rawKind(kind: string, plural: string): ResourceType {
+  return defineResource({ group: GROUP, version: VERSION, kind, plural, namespaced: true });
+}
+
+/** The object behind a work-queue key, or undefined when it is gone (nothing left to do). */
+export async function readByKey<Spec, Status>(
+  client: ResourceClient<Spec, Status>,
+  key: string,
+): Promise<KubeObject<Spec, Status> | undefined> {
+  const [namespace = '', name = ''] = key.split('/');
+  try {
+    return await client.get({ namespace, name });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+export function hasFinalizer(object: KubeObject<unknown, unknown>, finalizer: string): boolean {
+  return (object.metadata.finalizers ?? []).includes(finalizer);
+}
+
+/**
+ * Adds `finalizer` unless present; returns the object as it now is. Guarded by
+ * resourceVersion, so it never overwrites a finalizer list someone changed meanwhile.
+ */
+export async function ensureFinalizer<Spec, Status>(
+  client: ResourceClient<Spec, Status>,
+  object: KubeObject<Spec, Status>,
+  finalizer: string,
+): Promise<KubeObject<Spec, Status>> {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (finalizers.includes(finalizer)) return object;
+  return client.patch(
+    { namespace: object.metadata.namespace ?? '', name: object.metadata.name },
+    {
+      metadata: {
+        resourceVersion: object.metadata.resourceVersion,
+        finalizers: [...finalizers, finalizer],
+      },
+    },
+  );
+}
+
+/** Removes `finalizer`, guarded as ensureFinalizer is; false when the object is already gone. */
+export async function removeFinalizer<Spec, Status>(
+  client: ResourceClient<Spec, Status>,
+  object: KubeObject<Spec, Status>,
+  finalizer: string,
+): Promise<boolean> {
+  try {
+    await client.patch(
+      { namespace: object.metadata.namespace ?? '', name: object.metadata.name },
+      {
+        metadata: {
+          resourceVersion: object.metadata.resourceVersion,
+          finalizers: (object.metadata.finalizers ?? []).filter((f) => f !== finalizer),
+        },
+      },
+    );
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+  return true;
+}
+
+/** The InvalidSpec message: every zod issue, with the path from the object's root. */
+export function specProblems(error: z.ZodError): string {
+  return error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
+/**
+ * Whether a failure stands: the object is `failed` for a reason in `terminal` (one a rerun
+ * cannot fix) and its spec has not changed since. Other failures are retried.
+ */
+export function failureStands(
+  status: { readonly status?: string; readonly conditions?: readonly Condition[] },
+  specChanged: boolean,
+  terminal: ReadonlySet<string>,
+): boolean {
+  const reason = condition(status.conditions, 'Stalled')?.reason ?? '';
+  return status.status === 'failed' && !specChanged && terminal.has(reason);
+}
