@@ -10,14 +10,22 @@ const USAGE = `Usage: nrn-operator <command> [options]
 
 Commands:
   local [--data-dir DIR] [--api-port P] [--host H] [--no-operator] [--no-facade]
+        [--metrics-port P] [--metrics-host H]
                              run the local control plane (a Kubernetes API server, durable
-                             in DIR, default .data/local); writes DIR/kubeconfig
+                             in DIR, default .data/local) and the operator; writes
+                             DIR/kubeconfig. /metrics, /healthz, /readyz are served only with
+                             --metrics-port (0: any free port; the address is printed)
   run [--kubeconfig F] [--context C] [--namespace NS] [--base-domain D] [--no-leader-election]
+      [--metrics-port P] [--metrics-host H]
                              run the operator against the current kubeconfig (or in-cluster);
-                             its Lease and scope id counter live in NS (default nrn-system)
+                             its Lease and scope id counter live in NS (default nrn-system).
+                             /metrics, /healthz, /readyz on port P (default 8081)
   crds                       print the CustomResourceDefinitions (kubectl apply -f -)
   generate crds [--out DIR]  write one file per CRD into DIR (default: crds)
   version                    print the version
+
+--metrics-host H (local, run) defaults to 127.0.0.1; in a pod use 0.0.0.0 so that the
+kubelet's probes and Prometheus reach it.
 `;
 
 async function generateCrds(outDir: string): Promise<void> {
@@ -29,6 +37,14 @@ async function generateCrds(outDir: string): Promise<void> {
   }
   for (const [name, text] of files) await writeFile(join(outDir, name), text);
   process.stdout.write(`wrote ${files.size} CRDs to ${outDir}\n`);
+}
+
+/** The port `text` names, or undefined after saying why not. */
+function portOption(name: string, text: string): number | undefined {
+  const port = Number(text);
+  if (text.trim() !== '' && Number.isInteger(port) && port >= 0 && port <= 65535) return port;
+  process.stderr.write(`nrn-operator: ${name} must be a port number\n`);
+  return undefined;
 }
 
 async function version(): Promise<string> {
@@ -54,6 +70,8 @@ export async function main(argv: string[]): Promise<number> {
       namespace: { type: 'string' },
       'base-domain': { type: 'string' },
       'no-leader-election': { type: 'boolean' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
     },
   });
   const [command, sub] = positionals;
@@ -61,13 +79,18 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  // Host and port left out fall back to src/observability's defaults (127.0.0.1:8081).
+  const metricsHost = values['metrics-host'] !== undefined ? { host: values['metrics-host'] } : {};
+  let metricsPort: { port: number } | undefined;
+  if (values['metrics-port'] !== undefined) {
+    const port = portOption('--metrics-port', values['metrics-port']);
+    if (port === undefined) return 2;
+    metricsPort = { port };
+  }
   switch (command) {
     case 'local': {
-      const port = Number(values['api-port'] ?? 6443);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`nrn-operator: --api-port must be a port number\n`);
-        return 2;
-      }
+      const port = portOption('--api-port', values['api-port'] ?? '6443');
+      if (port === undefined) return 2;
       const { runLocal } = await import('./main.js');
       return runLocal({
         dataDir: values['data-dir'] ?? '.data/local',
@@ -75,12 +98,15 @@ export async function main(argv: string[]): Promise<number> {
         host: values.host ?? '127.0.0.1',
         operator: !values['no-operator'],
         facade: !values['no-facade'],
+        // Off unless asked for: several local planes often run side by side (tests, benchmarks).
+        ...(metricsPort !== undefined ? { metrics: { ...metricsHost, ...metricsPort } } : {}),
       });
     }
     case 'run': {
       const { runOperator } = await import('./main.js');
       return runOperator({
         leaderElection: !values['no-leader-election'],
+        metrics: { ...metricsHost, ...metricsPort },
         ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
         ...(values.context !== undefined ? { context: values.context } : {}),
         ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),

@@ -1,7 +1,7 @@
 // The operator assembled: informers over the kinds it reads, the Application and Scope
 // controllers with the namespace provisioner, the Service and ServiceSpecification
 // controllers with the webhook provisioner, and the runtime Manager that runs them (behind
-// Lease-based leader election unless told otherwise).
+// Lease-based leader election unless told otherwise), and what it shows to metrics.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -16,6 +16,7 @@ import { EventRecorder } from './controllers/status.js';
 import {
   Applications,
   defineResource,
+  Informer,
   isAlreadyExists,
   type Kube,
   LimitRanges,
@@ -24,7 +25,8 @@ import {
   Scopes,
   ServiceAccounts,
 } from './kube/index.js';
-import { Manager } from './runtime/index.js';
+import type { ObservedOperator } from './observability.js';
+import { type ControllerMetrics, Manager } from './runtime/index.js';
 
 export const OPERATOR_NAME = 'nrn-operator';
 export const DEFAULT_OPERATOR_NAMESPACE = 'nrn-system';
@@ -48,6 +50,8 @@ export interface OperatorOptions {
   /** What happens when leadership is lost; by default the process exits (controller-runtime). */
   readonly onLostLeadership?: () => void;
   readonly resyncMs?: number;
+  /** Fed by every controller's hooks, and shown the operator's parts before it starts. */
+  readonly metrics?: ControllerMetrics & { observe?(operator: ObservedOperator): void };
 }
 
 export interface Operator {
@@ -106,10 +110,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const services = serviceControllers({ kube, log, events, ...resync });
 
   const election = options.leaderElection ?? true;
+  const controllers = [applicationController, scopeController, ...services.controllers];
   const manager = new Manager({
     log,
     informers: [applications, scopes, ...Object.values(children), ...services.informers],
-    controllers: [applicationController, scopeController, ...services.controllers],
+    controllers,
     ...(election === false
       ? {}
       : {
@@ -126,9 +131,35 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       (options.onLostLeadership ?? (() => process.exit(1)))();
     },
   });
+  // Manager.start() resolves once the informers have listed, before and whatever the election:
+  // a standby is as ready as the leader, so readiness does not wait for the lease.
+  let phase: 'starting' | 'started' | 'stopping' = 'starting';
+  if (options.metrics !== undefined) {
+    for (const controller of controllers) controller.setMetrics(options.metrics);
+    options.metrics.observe?.({
+      controllers,
+      caches: [
+        applications.cache,
+        scopes.cache,
+        ...services.informers
+          .filter((informer) => informer instanceof Informer)
+          .map((informer) => informer.cache),
+      ],
+      stats: kube.stats,
+      ready: () => phase === 'started',
+    });
+  }
   await manager.start();
+  phase = 'started';
   log.info({ identity, namespace: options.namespace }, 'operator started');
-  return { manager, identity, stop: () => manager.stop() };
+  return {
+    manager,
+    identity,
+    stop: () => {
+      phase = 'stopping';
+      return manager.stop();
+    },
+  };
 }
 
 async function ensureNamespace(kube: Kube, name: string): Promise<void> {

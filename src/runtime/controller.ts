@@ -81,6 +81,7 @@ export class Controller {
   private readonly clock: Clock;
   private readonly watched: Watched[] = [];
   private readonly abort = new AbortController();
+  private hooks: ControllerMetrics | undefined;
   private workers: Promise<void> | undefined;
   private stopping: Promise<boolean> | undefined;
 
@@ -88,11 +89,12 @@ export class Controller {
     this.name = options.name;
     this.log = options.log.child({ controller: options.name });
     this.clock = options.clock ?? systemClock;
+    this.hooks = options.metrics;
     this.queue = new WorkQueue({
       clock: this.clock,
       ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
       ...(options.random !== undefined ? { random: options.random } : {}),
-      onDepth: (depth) => this.metric(() => options.metrics?.queueDepth?.(this.name, depth)),
+      onDepth: (depth) => this.metric(() => this.hooks?.queueDepth?.(this.name, depth)),
     });
   }
 
@@ -214,8 +216,13 @@ export class Controller {
     }
     const durationMs = this.clock.now() - started;
     this.metric(() =>
-      this.options.metrics?.reconciled?.({ controller: this.name, key, outcome, durationMs }),
+      this.hooks?.reconciled?.({ controller: this.name, key, outcome, durationMs }),
     );
+  }
+
+  /** Attaches metrics hooks to a controller built elsewhere (the operator wires every one). */
+  setMetrics(metrics: ControllerMetrics): void {
+    this.hooks = metrics;
   }
 
   private metric(record: () => void): void {

@@ -86,6 +86,9 @@ export function startOperatorProcess(kubeconfigPath: string, namespace?: string)
       'run',
       '--kubeconfig',
       kubeconfigPath,
+      // Several replicas share this machine: each serves its metrics on a free port.
+      '--metrics-port',
+      '0',
       ...(namespace !== undefined ? ['--namespace', namespace] : []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } },
