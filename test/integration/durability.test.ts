@@ -1,14 +1,13 @@
 // `nrn-operator local` as a process: it prints one line when ready, stops cleanly on
 // SIGTERM, and every write it acknowledged survives `kill -9`. Local control plane only.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Fetch, fetchTrusting } from '../support/https.js';
-
-const CLI = join(import.meta.dirname, '../../src/cli.ts');
+import { startControlPlaneProcess } from '../support/operator-processes.js';
 
 interface Running {
   child: ChildProcess;
@@ -18,44 +17,21 @@ interface Running {
   exited: Promise<number | null>;
 }
 
+/** The control plane as a process, with what a client needs from its kubeconfig. */
 async function startLocal(dataDir: string): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      'local',
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--no-operator',
-      '--no-facade',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    },
-  );
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  let out = '';
-  const ready = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve(out);
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before ready: ${out}`)));
-  });
-  const url = /at (https:\/\/[^;\s]+)/.exec(ready)?.[1] as string;
-  const kubeconfig = parse(await readFile(join(dataDir, 'kubeconfig'), 'utf8'));
+  const plane = await startControlPlaneProcess(dataDir);
+  const kubeconfig = parse(await readFile(plane.kubeconfigPath, 'utf8'));
   const ca = Buffer.from(
     kubeconfig.clusters[0].cluster['certificate-authority-data'],
     'base64',
   ).toString();
-  return { child, url, token: kubeconfig.users[0].user.token, fetch: fetchTrusting(ca), exited };
+  return {
+    child: plane.child,
+    url: plane.url,
+    token: kubeconfig.users[0].user.token,
+    fetch: fetchTrusting(ca),
+    exited: plane.exited,
+  };
 }
 
 async function api(
