@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { call, percentile } from './support/api.js';
 
 const CONNECTIONS = 16;
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000);
@@ -73,43 +74,6 @@ async function memory(server: Server): Promise<{ rss: number; heap: number }> {
   return { rss: Number(rss), heap: Number(heap) };
 }
 
-function call(
-  server: Server,
-  method: string,
-  path: string,
-  body?: unknown,
-  type = 'application/json',
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = https.request(
-      {
-        agent: server.agent,
-        host: server.url.hostname,
-        port: server.url.port,
-        method,
-        path,
-        headers: {
-          Authorization: `Bearer ${server.token}`,
-          ...(payload
-            ? { 'Content-Type': type, 'Content-Length': Buffer.byteLength(payload) }
-            : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          text += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 /** Runs `count` operations over CONNECTIONS workers; returns ops/s and per-op latencies. */
 async function load(
   count: number,
@@ -128,11 +92,6 @@ async function load(
     }),
   );
   return { perSecond: count / ((performance.now() - started) / 1000), latencies };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;

@@ -11,6 +11,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { call, percentile } from './support/api.js';
 
 const CONNECTIONS = 16;
 const SCOPES = Number(process.env.BENCH_SCOPES ?? 2_000);
@@ -100,42 +101,6 @@ async function stop(p: Processes): Promise<void> {
   }
   p.api.agent.destroy();
   await rm(p.dir, { recursive: true, force: true });
-}
-
-function call(
-  api: Api,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = https.request(
-      {
-        agent: api.agent,
-        host: api.url.hostname,
-        port: api.url.port,
-        method,
-        path,
-        headers: {
-          Authorization: `Bearer ${api.token}`,
-          ...(payload !== undefined
-            ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
-            : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          text += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
 }
 
 async function create(api: Api, path: string, body: unknown): Promise<void> {
@@ -296,11 +261,6 @@ async function rss(pid: number | undefined): Promise<{ rss: number; peak: number
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
   return { rss: kb('VmRSS') * 1024, peak: kb('VmHWM') * 1024 };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
