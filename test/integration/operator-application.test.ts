@@ -6,9 +6,9 @@ import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { readUntil, sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface AppView {
   status?: {
@@ -36,16 +36,15 @@ metadata: { name: ${name}, namespace: ${ns} }
 spec: { id: ${id}, name: "${name} shop", nrn: "organization=1:application=${nrnId}" }
 `;
   const ready = (a: AppView) => a.status?.conditions?.find((c) => c.type === 'Ready');
-  const waitApp = async (ns: string, name: string, check: (a: AppView) => boolean) => {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const got = await kubectl(cluster, ['get', 'application', name, '-n', ns, '-o', 'json']);
-      const view = JSON.parse(got.stdout || '{}') as AppView;
-      if (check(view)) return view;
-      if (Date.now() > deadline) throw new Error(`${name}: ${JSON.stringify(view.status)}`);
-      await sleep(25);
-    }
-  };
+  const waitApp = (ns: string, name: string, check: (a: AppView) => boolean) =>
+    readUntil(
+      name,
+      async () => {
+        const got = await kubectl(cluster, ['get', 'application', name, '-n', ns, '-o', 'json']);
+        return JSON.parse(got.stdout || '{}') as AppView;
+      },
+      check,
+    );
 
   beforeAll(async () => {
     cluster = await startCluster();

@@ -32,9 +32,9 @@ import {
   startControlPlaneProcess,
   startOperatorProcess,
 } from '../support/operator-processes.js';
+import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const OPERATOR_NS = 'nrn-system';
 const APP_ID = 10;
 // A candidate retries every retry period stretched by up to client-go's jitter factor (1.2).

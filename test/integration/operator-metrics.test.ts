@@ -12,9 +12,9 @@ import {
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const election = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
 
 interface Sample {

@@ -6,9 +6,9 @@ import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { readUntil, sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface ScopeView {
   metadata: { generation?: number; labels?: Record<string, string> };
@@ -39,24 +39,13 @@ describe('operator: scopes', () => {
   const getScope = async (name: string): Promise<ScopeView> =>
     JSON.parse(await k(['get', 'scope', name, '-n', ns, '-o', 'json'])) as ScopeView;
   /** Polls the scope until `check` holds, recording every lifecycle value seen on the way. */
-  const waitScope = async (
+  const waitScope = (
     name: string,
     check: (s: ScopeView) => boolean,
     seen: string[] = [],
     timeoutMs = 15_000,
-  ): Promise<ScopeView> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const scope = await getScope(name);
-      const status = scope.status?.status;
-      if (status !== undefined && seen.at(-1) !== status) seen.push(status);
-      if (check(scope)) return scope;
-      if (Date.now() > deadline) {
-        throw new Error(`scope ${name} not as expected: ${JSON.stringify(scope.status)}`);
-      }
-      await sleep(25);
-    }
-  };
+  ): Promise<ScopeView> =>
+    readUntil(`scope ${name}`, () => getScope(name), check, { seen, timeoutMs });
   /** Reasons of the Events about scope `name`, oldest first. */
   const eventReasons = async (name: string): Promise<string[]> => {
     const list = JSON.parse(

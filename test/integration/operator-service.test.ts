@@ -16,9 +16,9 @@ import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { readUntil, sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SIGNING_KEY = 'test-signing-key-0123456789';
 const SPEC_ID = '0b6f3a52-5a8e-4c41-9a57-2d3c4b5a6f70';
 const FLAKY_SPEC_ID = '1c7a4b63-6b9f-4d52-8b68-3e4d5c6b7a81';
@@ -193,24 +193,17 @@ describe('operator: services', () => {
   const getService = async (name: string): Promise<ServiceView> =>
     (await kube.resource(RawServices).get({ namespace: ns, name })) as ServiceView;
   /** Polls until `check` holds, recording every lifecycle value seen on the way. */
-  const waitService = async (
+  const waitService = (
     name: string,
     check: (s: ServiceView) => boolean,
     seen: string[] = [],
     timeoutMs = 15_000,
-  ): Promise<ServiceView> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const service = await getService(name);
-      const status = service.status?.status;
-      if (status !== undefined && seen.at(-1) !== status) seen.push(status);
-      if (check(service)) return service;
-      if (Date.now() > deadline) {
-        throw new Error(`service ${name} not as expected: ${JSON.stringify(service.status)}`);
-      }
-      await sleep(20);
-    }
-  };
+  ): Promise<ServiceView> =>
+    readUntil(`service ${name}`, () => getService(name), check, {
+      seen,
+      timeoutMs,
+      intervalMs: 20,
+    });
   const condition = (s: ServiceView, type: string) =>
     s.status?.conditions?.find((c) => c.type === type);
   const eventReasons = async (name: string): Promise<string[]> => {

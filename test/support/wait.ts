@@ -1,0 +1,33 @@
+// Polling helpers the operator tests share: read an object until a check holds.
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface WithStatus {
+  status?: object;
+}
+
+/**
+ * Reads until `check` holds and returns what it read, appending each new lifecycle value
+ * (`status.status`) to `seen` on the way; throws with the last status after `timeoutMs`.
+ */
+export async function readUntil<T extends WithStatus>(
+  what: string,
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  {
+    seen = [],
+    timeoutMs = 15_000,
+    intervalMs = 25,
+  }: { seen?: string[]; timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    const phase = (value.status as { status?: unknown } | undefined)?.status;
+    if (typeof phase === 'string' && seen.at(-1) !== phase) seen.push(phase);
+    if (check(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`${what} not as expected: ${JSON.stringify(value.status)}`);
+    }
+    await sleep(intervalMs);
+  }
+}
