@@ -52,6 +52,24 @@ describe('scope id allocation', () => {
     expect((counter.data as Record<string, string>).next).toBe(String(total + 1));
   });
 
+  it('callers of one allocator asking together share a swap, which reserves just their ids', async () => {
+    const kube = kubes[1] as Kube;
+    const allocator = new IdAllocator(kube, { namespace: ns, name: 'shared' });
+    const before = kube.stats.requests;
+    // The first caller's swap is in flight (GET 404, create) while the other 19 queue up: the
+    // second swap is one PUT on the counter the first left, for all 19.
+    const ids = await Promise.all(Array.from({ length: 20 }, () => allocator.allocate()));
+    expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(kube.stats.requests - before).toBe(3);
+    const counter = await kube.resource(ConfigMaps).get({ namespace: ns, name: 'shared' });
+    expect((counter.data as Record<string, string>).next).toBe('21');
+
+    // Someone else moves the counter: the remembered one is refused (409), read again, no
+    // id handed out twice.
+    await new IdAllocator(kubes[2] as Kube, { namespace: ns, name: 'shared' }).allocate();
+    expect(await allocator.allocate()).toBe(22);
+  });
+
   it('refuses to allocate from a counter broken by hand rather than restart at 1', async () => {
     const kube = kubes[0] as Kube;
     await kube.resource(ConfigMaps).create({
