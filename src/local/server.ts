@@ -9,6 +9,12 @@ import type { FieldValidation, Objects, Subresource, WriteOptions } from './obje
 import type { OpenApi } from './openapi.js';
 import { patchTypeOf } from './patch/index.js';
 import { apiVersionOf, type Registry, type ResourceType, storageKeyOf } from './registry.js';
+import {
+  ACCESS_REVIEW_PATH,
+  subjectAccessReview,
+  TOKEN_REVIEW_PATH,
+  tokenReview,
+} from './reviews.js';
 import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
 import { type ChangeEvent, TooOldError, type WatchHub, WatchStream } from './watch.js';
@@ -77,8 +83,11 @@ export class ApiServer {
   private authorized(req: IncomingMessage): boolean {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (match === null) return false;
-    const given = Buffer.from(match[1] as string);
+    return match !== null && this.isToken(match[1] as string);
+  }
+
+  private isToken(text: string): boolean {
+    const given = Buffer.from(text);
     return given.length === this.token.length && timingSafeEqual(given, this.token);
   }
 
@@ -98,6 +107,14 @@ export class ApiServer {
       return;
     }
     if (!this.authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    if (req.method === 'POST' && (path === TOKEN_REVIEW_PATH || path === ACCESS_REVIEW_PATH)) {
+      const body = parseBody(await readBody(req), req.headers['content-type']);
+      const review =
+        path === TOKEN_REVIEW_PATH
+          ? tokenReview(body, (token) => this.isToken(token))
+          : subjectAccessReview(body);
+      return sendJson(res, 201, review);
+    }
     const segments = path
       .split('/')
       .filter((s) => s !== '')
