@@ -5,24 +5,35 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { allCrds, renderCrdFiles } from './api/index.js';
+import type { FacadeAddress } from './main.js';
 
 const USAGE = `Usage: nrn-operator <command> [options]
 
 Commands:
   local [--data-dir DIR] [--api-port P] [--host H] [--no-operator] [--no-facade]
-        [--metrics-port P] [--metrics-host H]
+        [--metrics-port P] [--metrics-host H] [FACADE OPTIONS]
                              run the local control plane (a Kubernetes API server, durable
-                             in DIR, default .data/local) and the operator; writes
-                             DIR/kubeconfig. /metrics, /healthz, /readyz are served only with
+                             in DIR, default .data/local), the operator and the facade; writes
+                             DIR/kubeconfig, and DIR/token (the facade's bearer token, static
+                             auth). /metrics, /healthz, /readyz are served only with
                              --metrics-port (0: any free port; the address is printed)
   run [--kubeconfig F] [--context C] [--namespace NS] [--base-domain D] [--no-leader-election]
-      [--metrics-port P] [--metrics-host H]
-                             run the operator against the current kubeconfig (or in-cluster);
-                             its Lease and scope id counter live in NS (default nrn-system).
-                             /metrics, /healthz, /readyz on port P (default 8081)
+      [--metrics-port P] [--metrics-host H] [--no-facade] [FACADE OPTIONS]
+                             run the operator and the facade against the current kubeconfig
+                             (or in-cluster); the Lease and scope id counter live in NS
+                             (default nrn-system). /metrics, /healthz, /readyz on port P
+                             (default 8081)
   crds                       print the CustomResourceDefinitions (kubectl apply -f -)
   generate crds [--out DIR]  write one file per CRD into DIR (default: crds)
   version                    print the version
+
+Facade options (local, run):
+  --facade-port P            default 8080 (0: any free port; the address is printed)
+  --facade-host H            default 127.0.0.1; in a pod use 0.0.0.0
+  --facade-auth MODE         kubernetes (TokenReview + SubjectAccessReview; run's default),
+                             static (--facade-token-file; local's default, with DIR/token),
+                             none (refused unless the facade is bound to loopback)
+  --facade-token-file F      static auth: YAML {tokens: [{name, token | sha256, operations}]}
 
 --metrics-host H (local, run) defaults to 127.0.0.1; in a pod use 0.0.0.0 so that the
 kubelet's probes and Prometheus reach it.
@@ -45,6 +56,35 @@ function portOption(name: string, text: string): number | undefined {
   if (text.trim() !== '' && Number.isInteger(port) && port >= 0 && port <= 65535) return port;
   process.stderr.write(`nrn-operator: ${name} must be a port number\n`);
   return undefined;
+}
+
+const AUTH_MODES = ['kubernetes', 'static', 'none'] as const;
+
+/** The facade's flags, or 'invalid' after saying why. */
+function facadeOptions(values: {
+  'facade-port'?: string;
+  'facade-host'?: string;
+  'facade-auth'?: string;
+  'facade-token-file'?: string;
+}): FacadeAddress | 'invalid' {
+  const out: FacadeAddress = {};
+  if (values['facade-port'] !== undefined) {
+    const port = portOption('--facade-port', values['facade-port']);
+    if (port === undefined) return 'invalid';
+    out.port = port;
+  }
+  const auth = values['facade-auth'];
+  if (auth !== undefined) {
+    const mode = AUTH_MODES.find((m) => m === auth);
+    if (mode === undefined) {
+      process.stderr.write(`nrn-operator: --facade-auth must be one of ${AUTH_MODES.join(', ')}\n`);
+      return 'invalid';
+    }
+    out.auth = mode;
+  }
+  if (values['facade-host'] !== undefined) out.host = values['facade-host'];
+  if (values['facade-token-file'] !== undefined) out.tokenFile = values['facade-token-file'];
+  return out;
 }
 
 async function version(): Promise<string> {
@@ -72,6 +112,10 @@ export async function main(argv: string[]): Promise<number> {
       'no-leader-election': { type: 'boolean' },
       'metrics-port': { type: 'string' },
       'metrics-host': { type: 'string' },
+      'facade-port': { type: 'string' },
+      'facade-host': { type: 'string' },
+      'facade-auth': { type: 'string' },
+      'facade-token-file': { type: 'string' },
     },
   });
   const [command, sub] = positionals;
@@ -87,6 +131,8 @@ export async function main(argv: string[]): Promise<number> {
     if (port === undefined) return 2;
     metricsPort = { port };
   }
+  const facade = facadeOptions(values);
+  if (facade === 'invalid') return 2;
   switch (command) {
     case 'local': {
       const port = portOption('--api-port', values['api-port'] ?? '6443');
@@ -97,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
         apiPort: port,
         host: values.host ?? '127.0.0.1',
         operator: !values['no-operator'],
-        facade: !values['no-facade'],
+        ...(values['no-facade'] ? {} : { facade }),
         // Off unless asked for: several local planes often run side by side (tests, benchmarks).
         ...(metricsPort !== undefined ? { metrics: { ...metricsHost, ...metricsPort } } : {}),
       });
@@ -107,6 +153,7 @@ export async function main(argv: string[]): Promise<number> {
       return runOperator({
         leaderElection: !values['no-leader-election'],
         metrics: { ...metricsHost, ...metricsPort },
+        ...(values['no-facade'] ? {} : { facade }),
         ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
         ...(values.context !== undefined ? { context: values.context } : {}),
         ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),

@@ -1,6 +1,18 @@
 // Wires the long-running processes: config -> logger -> control plane -> operator and its
-// metrics server (-> facade, as it lands) and the signals that stop them.
-import { resolve } from 'node:path';
+// metrics server -> facade, and the signals that stop them.
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  type Authenticator,
+  type AuthMode,
+  DEFAULT_FACADE_PORT,
+  type Facade,
+  KubernetesAuthenticator,
+  NoAuthenticator,
+  StaticAuthenticator,
+  startFacade,
+} from './facade/index.js';
 import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
 import { createLogger, type Logger } from './log.js';
@@ -18,12 +30,21 @@ export interface MetricsAddress {
   port?: number;
 }
 
+/** Where and how the facade serves; undefined in the options: no facade. */
+export interface FacadeAddress {
+  host?: string;
+  port?: number;
+  auth?: AuthMode;
+  /** static auth: the token file; `local` writes its own when none is given. */
+  tokenFile?: string;
+}
+
 export interface LocalOptions {
   dataDir: string;
   apiPort: number;
   host: string;
   operator: boolean;
-  facade: boolean;
+  facade?: FacadeAddress;
   /** Serve /metrics, /healthz, /readyz with the operator; undefined: not served. */
   metrics?: MetricsAddress;
 }
@@ -42,10 +63,13 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   let kube: Kube | undefined;
   let operator: Operator | undefined;
   let observability: ObservabilityServer | undefined;
-  if (options.operator) {
-    // Through the kubeconfig, as against any cluster: the operator never reaches into src/local.
+  let facade: Facade | undefined;
+  if (options.operator || options.facade !== undefined) {
+    // Through the kubeconfig, as against any cluster: neither reaches into src/local.
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     await applyCrds(kube);
+  }
+  if (options.operator && kube !== undefined) {
     const metrics = new OperatorMetrics();
     if (options.metrics !== undefined) {
       observability = await startObservabilityServer({ metrics, log, ...options.metrics });
@@ -66,18 +90,35 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
   }
-  if (options.facade) log.warn('the facade is not part of this build yet; running without it');
+  let tokenAt = '';
+  if (options.facade !== undefined && kube !== undefined) {
+    const auth =
+      options.facade.auth === undefined || options.facade.auth === 'static'
+        ? await localTokenAuth(dataDir, options.facade.tokenFile)
+        : { authenticator: await authenticator(options.facade, kube), tokenPath: undefined };
+    facade = await startFacade({
+      kube,
+      log,
+      auth: auth.authenticator,
+      namespace: DEFAULT_OPERATOR_NAMESPACE,
+      host: options.facade.host ?? '127.0.0.1',
+      port: options.facade.port ?? DEFAULT_FACADE_PORT,
+    });
+    if (auth.tokenPath !== undefined) tokenAt = ` (token in ${auth.tokenPath})`;
+  }
   // KUBECONFIG stays last: test/support (and scripts) read the path after it to the line's end.
   const metricsAt = observability !== undefined ? `; metrics at ${observability.url}` : '';
+  const facadeAt = facade !== undefined ? `; facade at ${facade.url}${tokenAt}` : '';
   process.stdout.write(
-    `nrn-operator local ready: ${parts.join(', ')} at ${plane.url}${metricsAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
+    `nrn-operator local ready: ${parts.join(', ')} at ${plane.url}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
   );
   const signal = await new Promise<NodeJS.Signals>((done) => {
     process.once('SIGINT', done);
     process.once('SIGTERM', done);
   });
   log.info({ signal }, 'stopping');
-  // The operator first: it still needs the API server to drain and release its lease.
+  // Callers first, then the operator: both still need the API server, which goes last.
+  await facade?.close();
   const clean = (await operator?.stop()) ?? true;
   await observability?.close();
   kube?.close();
@@ -87,6 +128,47 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   return 0;
 }
 
+/**
+ * Static auth for `local`: the token file given, or DIR/token, made on the first start (0600)
+ * holding one token allowed everything, kept across restarts so scripts keep working.
+ */
+async function localTokenAuth(
+  dataDir: string,
+  tokenFile: string | undefined,
+): Promise<{ authenticator: Authenticator; tokenPath: string | undefined }> {
+  if (tokenFile !== undefined) {
+    return { authenticator: await StaticAuthenticator.fromFile(tokenFile), tokenPath: undefined };
+  }
+  const tokenPath = join(dataDir, 'token');
+  let token: string;
+  try {
+    token = (await readFile(tokenPath, 'utf8')).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    token = randomBytes(32).toString('base64url');
+    await writeFile(tokenPath, `${token}\n`, { mode: 0o600, flag: 'wx' });
+    process.stdout.write(`nrn-operator local: facade token (kept in ${tokenPath}): ${token}\n`);
+  }
+  return {
+    authenticator: new StaticAuthenticator({
+      tokens: [{ name: 'local', token, operations: ['*'] }],
+    }),
+    tokenPath,
+  };
+}
+
+async function authenticator(facade: FacadeAddress, kube: Kube): Promise<Authenticator> {
+  switch (facade.auth ?? 'kubernetes') {
+    case 'none':
+      return new NoAuthenticator();
+    case 'static':
+      if (facade.tokenFile === undefined) throw new Error('facade auth static needs a token file');
+      return StaticAuthenticator.fromFile(facade.tokenFile);
+    case 'kubernetes':
+      return new KubernetesAuthenticator(kube.reviews);
+  }
+}
+
 export interface RunOptions {
   kubeconfig?: string;
   context?: string;
@@ -94,6 +176,7 @@ export interface RunOptions {
   leaderElection: boolean;
   baseDomain?: string;
   metrics: MetricsAddress;
+  facade?: FacadeAddress;
 }
 
 /** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
@@ -125,8 +208,35 @@ export async function runOperator(options: RunOptions): Promise<number> {
     kube.close();
     throw error;
   }
+  let facade: Facade | undefined;
+  try {
+    if (options.facade !== undefined) {
+      facade = await startFacade({
+        kube,
+        log,
+        auth: await authenticator(options.facade, kube),
+        namespace,
+        host: options.facade.host ?? '127.0.0.1',
+        port: options.facade.port ?? DEFAULT_FACADE_PORT,
+        ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
+      });
+    }
+  } catch (error) {
+    await operator.stop();
+    await observability.close();
+    kube.close();
+    throw error;
+  }
   // The operator, not its manager: its stop() also turns /readyz to 503 while it drains.
-  const { clean } = await stopOnSignal(operator, { log });
+  const { clean } = await stopOnSignal(
+    {
+      stop: async () => {
+        await facade?.close();
+        return operator.stop();
+      },
+    },
+    { log },
+  );
   await observability.close();
   kube.close();
   return clean ? 0 : 1;

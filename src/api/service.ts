@@ -73,10 +73,12 @@ export const ListServicesQuery = z
     nrn: NrnString.optional().describe('Alias of id.'),
     limit: count(1, MAX_PAGE_SIZE).optional().describe('Page size, 1 to 1500; default 30.'),
     offset: count(0, Number.MAX_SAFE_INTEGER).optional().describe('Results to skip; default 0.'),
-    status: ServiceStatus.optional(),
+    status: ServiceStatus.optional().describe('Filter by service status.'),
     entity_nrn: NrnString.optional().describe('Owner NRN; `*` matches any id at its level.'),
-    type: ServiceType.optional(),
-    include_secret_attributes: queryBoolean.optional(),
+    type: ServiceType.optional().describe('Filter by service type.'),
+    include_secret_attributes: queryBoolean
+      .optional()
+      .describe('When true, secret attribute values are shown to callers who may read them.'),
   })
   .strict()
   .refine((q) => q.id === undefined || q.nrn === undefined || q.id === q.nrn, {

@@ -34,4 +34,5 @@ export {
 export { Informer, type InformerListeners, type InformerOptions } from './informer.js';
 export { type ConnectOptions, connect, type Kube } from './kube.js';
 export * from './resources.js';
+export type { ReviewAttributes, ReviewedUser, Reviews } from './reviews.js';
 export type { TransportStats } from './transport.js';

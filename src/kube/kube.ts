@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ResourceClient, type ResourceType } from './client.js';
 import { type KubeConfig, loadKubeConfig } from './config.js';
 import { Informer, type InformerOptions } from './informer.js';
+import { type Reviews, reviewsOver } from './reviews.js';
 import { Transport, type TransportStats } from './transport.js';
 
 export interface ConnectOptions {
@@ -28,6 +29,8 @@ export interface Kube {
     type: ResourceType<Spec, Status>,
     options?: Partial<InformerOptions>,
   ): Informer<Spec, Status>;
+  /** TokenReview and SubjectAccessReview, for callers authenticated by the cluster. */
+  readonly reviews: Reviews;
   /** Drops pooled connections; stop informers first. */
   close(): void;
 }
@@ -52,6 +55,7 @@ export async function connectWith(kc: KubeConfig, options: ConnectOptions): Prom
     namespace: context?.namespace,
     stats: transport.stats,
     resource: (type) => new ResourceClient(transport, type),
+    reviews: reviewsOver(transport),
     informer: (type, informerOptions = {}) =>
       new Informer(new ResourceClient(transport, type), { log: options.log, ...informerOptions }),
     close: () => transport.close(),

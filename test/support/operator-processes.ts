@@ -86,8 +86,10 @@ export function startOperatorProcess(kubeconfigPath: string, namespace?: string)
       'run',
       '--kubeconfig',
       kubeconfigPath,
-      // Several replicas share this machine: each serves its metrics on a free port.
+      // Several replicas share this machine: each serves metrics and facade on free ports.
       '--metrics-port',
+      '0',
+      '--facade-port',
       '0',
       ...(namespace !== undefined ? ['--namespace', namespace] : []),
     ],

@@ -1,0 +1,178 @@
+// Benchmark of the facade (issue 4, item 9): 100,000 services stored in the local control
+// plane, then GET /service with an NRN filter, a type filter and a page of 30, bearer auth on,
+// under load from autocannon — side by side in the same run with a bare Fastify route that
+// answers a fixed page of 30 services (this machine's ceiling); and the heap the facade's
+// caches (informer + catalog) add per service. Each server runs in its own process.
+//   npm run bench:facade   (BENCH_SERVICES, BENCH_SECONDS, BENCH_CONNECTIONS to scale it)
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { allCrds } from '../src/api/index.js';
+import { call } from './support/api.js';
+import { concurrently, linesOf, node, stopProcess } from './support/processes.js';
+
+const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
+const NS = 'bench-services';
+const SPEC_ID = randomUUID();
+
+/**
+ * Where service `i` is owned: mostly applications (10 orgs × 10 accounts × 10 namespaces ×
+ * 10 apps), with some at account and organization level, as a real catalog has shared ones.
+ */
+function entityOf(i: number): string {
+  const org = i % 10;
+  const account = Math.floor(i / 10) % 10;
+  if (i % 100 === 0) return `organization=${org}`;
+  if (i % 100 === 1) return `organization=${org}:account=${account}`;
+  const namespace = Math.floor(i / 100) % 10;
+  const app = Math.floor(i / 1000) % 10;
+  return `organization=${org}:account=${account}:namespace=${namespace}:application=${app}`;
+}
+
+async function fill(api: { url: URL; token: string; agent: https.Agent }): Promise<void> {
+  for (const crd of allCrds()) {
+    const res = await call(
+      api,
+      'POST',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      crd,
+    );
+    if (res.status !== 201) throw new Error(`CRD: ${res.status} ${res.text}`);
+  }
+  await call(api, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
+  // The CRD is served once established; retry the first write until it is.
+  for (let i = 0; ; i++) {
+    const res = await call(api, 'GET', `${GROUP_PATH}/services`);
+    if (res.status === 200) break;
+    if (i > 100) throw new Error(`services not served: ${res.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const started = performance.now();
+  await concurrently(SERVICES, 16, async (i) => {
+    const res = await call(api, 'POST', `${GROUP_PATH}/namespaces/${NS}/services`, {
+      apiVersion: 'platform.nrn.dev/v1alpha1',
+      kind: 'Service',
+      metadata: { name: `svc-${i}` },
+      spec: {
+        name: `service ${i}`,
+        type: i % 3 === 0 ? 'scope' : 'dependency',
+        specification_id: SPEC_ID,
+        entity_nrn: entityOf(i),
+        dimensions: { environment: i % 2 === 0 ? 'production' : 'staging' },
+        attributes: { size: 'small', replicas: i % 5 },
+        provider: 'aws',
+        category: 'database',
+      },
+    });
+    if (res.status !== 201) throw new Error(`service ${i}: ${res.status} ${res.text}`);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(`stored ${SERVICES} services in ${seconds.toFixed(1)} s\n`);
+}
+
+interface Figures {
+  readonly requests: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+}
+
+async function load(url: string, token?: string): Promise<Figures> {
+  const options = {
+    url,
+    connections: CONNECTIONS,
+    ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}),
+  };
+  // Warm-up: JIT and connection setup out of the measured run.
+  await autocannon({ ...options, duration: 2 });
+  const result = await autocannon({ ...options, duration: SECONDS });
+  return {
+    requests: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-facade-'));
+  const plane = node('support/local-server.ts', [dir], { env: { BENCH_FSYNC: '0' } });
+  const [, url, apiToken, ca] = (await linesOf(plane).next()).split(' ');
+  if (url === undefined || apiToken === undefined || ca === undefined) {
+    throw new Error('bad ready line from the control plane');
+  }
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: 17,
+    ca: Buffer.from(ca, 'base64').toString(),
+  });
+  const children = [plane];
+  try {
+    await fill({ url: new URL(url), token: apiToken, agent });
+
+    const token = randomBytes(24).toString('base64url');
+    const facade = node(
+      'support/facade-server.ts',
+      [join(dir, 'kubeconfig'), token, 'nrn-system'],
+      {
+        nodeArgs: ['--expose-gc'],
+      },
+    );
+    children.push(facade);
+    const ready = (await linesOf(facade).next()).split(' ');
+    const [, facadeUrl, before, after] = ready;
+    if (facadeUrl === undefined) throw new Error(`bad ready line: ${ready.join(' ')}`);
+    const perService = (Number(after) - Number(before)) / SERVICES;
+
+    const query =
+      '/service?id=organization=3:account=4:namespace=5:application=6&type=dependency&limit=30';
+    const sample = await fetch(`${facadeUrl}${query}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const pageText = await sample.text();
+    const page = JSON.parse(pageText) as { results: unknown[] };
+    if (sample.status !== 200 || page.results.length !== 30) {
+      throw new Error(
+        `the query should fill a page of 30: ${sample.status} ${pageText.slice(0, 300)}`,
+      );
+    }
+    const pageFile = join(dir, 'page.json');
+    await writeFile(pageFile, pageText);
+    const bare = node('support/bare-server.ts', [pageFile]);
+    children.push(bare);
+    const bareUrl = (await linesOf(bare).next()).split(' ')[1];
+    if (bareUrl === undefined) throw new Error('bare server did not start');
+
+    // Alternated, so that drift of a shared machine does not favour one side.
+    const bareRun = await load(`${bareUrl}/service`);
+    const facadeRun = await load(`${facadeUrl}${query}`, token);
+    const unauthorised = await load(`${facadeUrl}${query}`, 'wrong-token');
+
+    const row = (name: string, f: Figures) =>
+      `${name.padEnd(34)} ${f.requests.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors}`;
+    process.stdout.write(
+      [
+        '',
+        `facade benchmark (node ${process.version}, ${SERVICES} services, ${CONNECTIONS} connections, ${SECONDS} s each)`,
+        row('bare Fastify, fixed page of 30', bareRun),
+        row('facade, NRN + type filter, 30', facadeRun),
+        `facade / bare: ${((facadeRun.requests / bareRun.requests) * 100).toFixed(0)}%   (goal >= 15,000 req/s and p99 <= 5 ms)`,
+        `  (a wrong token, for scale: ${unauthorised.requests.toFixed(0)} req/s of 401s)`,
+        `heap the facade's caches add per service (informer + catalog): ${(perService / 1024).toFixed(2)} KiB`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    for (const child of children.reverse()) await stopProcess(child);
+    agent.destroy();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

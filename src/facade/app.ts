@@ -1,0 +1,219 @@
+// buildFacade(deps): the Fastify app of the spec's operations — GET /service from the catalog,
+// POST /scope and GET /scope/{id} through the ScopeStore, /openapi.json — with bearer auth on
+// every operation and every 4XX/5XX, Fastify's own included, in the spec's error shape.
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { CreateScopeRequest, describeIssues, ListServicesQuery } from '../api/index.js';
+import type { Access, Authenticator, Caller } from './auth.js';
+import { type CatalogEntry, type ServiceCatalog, withSecretValues } from './catalog.js';
+import { type ErrorCode, errorBody, FacadeError } from './errors.js';
+import { kubeFailure, UnexpectedKubeError } from './kube-errors.js';
+import { openApiDocument } from './openapi.js';
+import type { ScopeStore } from './scopes.js';
+
+/** Larger than any valid create-scope body by far, small enough that no body costs much. */
+export const DEFAULT_BODY_LIMIT = 256 * 1024;
+
+export interface FacadeDeps {
+  readonly log: Logger;
+  readonly auth: Authenticator;
+  readonly catalog: ServiceCatalog;
+  readonly scopes: ScopeStore;
+  /** The decoded values of a Secret, undefined when there is none. Never logged. */
+  readonly readSecret: (
+    namespace: string,
+    name: string,
+  ) => Promise<Readonly<Record<string, string>> | undefined>;
+  readonly bodyLimit?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | undefined;
+  }
+}
+
+const PUBLIC_ROUTES = new Set(['/openapi.json']);
+
+export function buildFacade(deps: FacadeDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: deps.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    return503OnClosing: true,
+    // Errors Fastify raises before routing (a malformed URL) get the spec's shape too.
+    frameworkErrors: (error, _request, reply) => {
+      (reply as unknown as FastifyReply).code(400).send(errorBody('BAD_REQUEST', error.message));
+    },
+  });
+  app.decorateRequest('caller', undefined);
+  // The spec's bodies are JSON: anything else is 415, not a string for the schema to refuse.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request) => {
+    if (PUBLIC_ROUTES.has(request.routeOptions.url ?? '')) return;
+    if (request.routeOptions.url === undefined) return; // unknown route: 404, not 401
+    try {
+      request.caller = await deps.auth.authenticate(bearerToken(request));
+    } catch (error) {
+      throw kubeFailure(error, 'authenticating the request');
+    }
+    if (request.caller === undefined) {
+      throw new FacadeError('UNAUTHENTICATED', 'a valid bearer token is required');
+    }
+  });
+
+  app.get('/service', async (request, reply) => {
+    await allow(deps.auth, request, { operation: 'services:list' });
+    const parsed = ListServicesQuery.safeParse(request.query);
+    if (!parsed.success) throw new FacadeError('VALIDATION_FAILED', describeIssues(parsed.error));
+    const query = parsed.data;
+    const entries = deps.catalog.query({
+      ...(query.id !== undefined ? { nrn: query.id } : {}),
+      ...(query.entity_nrn !== undefined ? { entityNrn: query.entity_nrn } : {}),
+      ...(query.status !== undefined ? { status: query.status } : {}),
+      ...(query.type !== undefined ? { type: query.type } : {}),
+      limit: query.limit,
+      offset: query.offset,
+    }).entries;
+    const results = query.include_secret_attributes
+      ? await Promise.all(entries.map((entry) => withSecrets(deps, request, entry)))
+      : entries.map((entry) => entry.json);
+    // The items are serialised once, when the catalog files them: a page is a concatenation.
+    reply.type('application/json; charset=utf-8');
+    return `{"paging":{"limit":${query.limit},"offset":${query.offset}},"results":[${results.join(',')}]}`;
+  });
+
+  app.post('/scope', async (request) => {
+    const parsed = CreateScopeRequest.safeParse(request.body);
+    if (!parsed.success) throw new FacadeError('VALIDATION_FAILED', describeIssues(parsed.error));
+    const namespace = deps.scopes.applicationNamespace(parsed.data.application_id);
+    await allow(deps.auth, request, { operation: 'scopes:create', namespace });
+    return deps.scopes.create(parsed.data);
+  });
+
+  app.get<{ Params: { id: string } }>('/scope/:id', async (request) => {
+    const id = request.params.id;
+    if (!/^[0-9]{1,15}$/.test(id)) {
+      throw new FacadeError('VALIDATION_FAILED', 'id: must be a non-negative integer');
+    }
+    const found = await deps.scopes.get(Number(id));
+    await allow(deps.auth, request, {
+      operation: 'scopes:get',
+      ...(found !== undefined ? { namespace: found.namespace } : {}),
+    });
+    if (found === undefined) throw new FacadeError('SCOPE_NOT_FOUND', `scope ${id} does not exist`);
+    return found.scope;
+  });
+
+  app.get('/openapi.json', async () => openApiDocument());
+
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send(
+        errorBody('ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+      );
+  });
+
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+    const known = asFacadeError(error);
+    if (known !== undefined) {
+      reply.code(known.statusCode).send(known.body());
+      return;
+    }
+    deps.log.error(
+      { err: error, method: request.method, route: request.routeOptions.url, reqId: request.id },
+      'facade request failed',
+    );
+    reply
+      .code(500)
+      .send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id}); see the log`));
+  });
+
+  return app;
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+async function allow(auth: Authenticator, request: FastifyRequest, access: Access): Promise<void> {
+  const caller = request.caller;
+  let allowed = false;
+  if (caller !== undefined) {
+    try {
+      allowed = await auth.authorize(caller, access);
+    } catch (error) {
+      throw kubeFailure(error, 'authorizing the request');
+    }
+  }
+  if (!allowed) {
+    const where = access.namespace !== undefined ? ` in namespace ${access.namespace}` : '';
+    throw new FacadeError(
+      'FORBIDDEN',
+      `${caller?.username ?? 'the caller'} may not ${access.operation}${where}`,
+    );
+  }
+}
+
+/**
+ * The item with its secret attribute values, when the caller may read the Secret that holds
+ * them; otherwise as it is (secret keys left out), so asking never fails a page.
+ */
+async function withSecrets(
+  deps: FacadeDeps,
+  request: FastifyRequest,
+  entry: CatalogEntry,
+): Promise<string> {
+  const secret = entry.secret;
+  if (secret === undefined || secret.keys.length === 0 || request.caller === undefined) {
+    return entry.json;
+  }
+  const access: Access = {
+    operation: 'secrets:get',
+    namespace: entry.namespace,
+    name: secret.name,
+  };
+  try {
+    if (!(await deps.auth.authorize(request.caller, access))) return entry.json;
+    const values = await deps.readSecret(entry.namespace, secret.name);
+    return values === undefined ? entry.json : withSecretValues(entry, values);
+  } catch (error) {
+    throw kubeFailure(error, 'reading secret attributes');
+  }
+}
+
+const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+};
+
+/** The caller's own errors, Fastify's included, as FacadeErrors; undefined for ours (500). */
+function asFacadeError(error: FastifyError | Error): FacadeError | undefined {
+  if (error instanceof FacadeError) return error;
+  if (error instanceof UnexpectedKubeError) return undefined;
+  const fastify = error as FastifyError;
+  const mapped = fastify.code !== undefined ? FASTIFY_CODES[fastify.code] : undefined;
+  if (mapped !== undefined) return new FacadeError(mapped, fastify.message);
+  if (error instanceof SyntaxError && fastify.statusCode === 400) {
+    return new FacadeError('INVALID_JSON', `body is not valid JSON: ${error.message}`);
+  }
+  const status = fastify.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    if (status === 413) return new FacadeError('BODY_TOO_LARGE', fastify.message);
+    if (status === 415) return new FacadeError('UNSUPPORTED_MEDIA_TYPE', fastify.message);
+    return new FacadeError('BAD_REQUEST', fastify.message || 'bad request');
+  }
+  if (status === 503) return new FacadeError('NOT_READY', 'the facade is shutting down');
+  return undefined;
+}

@@ -1,0 +1,103 @@
+// startFacade: the facade as a server — its own informers (it serves on every replica, leader
+// or not), the catalog and scope store over them, the chosen authenticator, and the listener.
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { indexApplications } from '../controllers/application.js';
+import { IdAllocator } from '../controllers/ids.js';
+import { DEFAULT_BASE_DOMAIN } from '../controllers/names.js';
+import { indexScopes } from '../controllers/scope.js';
+import { readSecret } from '../controllers/secrets.js';
+import { EventRecorder } from '../controllers/status.js';
+import { Applications, type Kube, Scopes, ServiceSpecifications, Services } from '../kube/index.js';
+import { buildFacade } from './app.js';
+import type { Authenticator } from './auth.js';
+import { ServiceCatalog } from './catalog.js';
+import { indexScopeIds, ScopeStore } from './scopes.js';
+
+export { buildFacade, type FacadeDeps } from './app.js';
+export * from './auth.js';
+export { ERROR_CODES, type ErrorCode, FacadeError } from './errors.js';
+
+export const DEFAULT_FACADE_PORT = 8080;
+export const FACADE_COMPONENT = 'nrn-operator-facade';
+
+export interface FacadeOptions {
+  readonly kube: Kube;
+  readonly log: Logger;
+  readonly auth: Authenticator;
+  /** Where the operator keeps the scope id counter: the facade allocates from the same one. */
+  readonly namespace: string;
+  readonly host?: string;
+  readonly port?: number;
+  readonly baseDomain?: string;
+}
+
+export interface Facade {
+  readonly url: string;
+  /** The Fastify app, for app.inject() in tests. */
+  readonly app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function startFacade(options: FacadeOptions): Promise<Facade> {
+  const { kube, log } = options;
+  const host = options.host ?? '127.0.0.1';
+  if (options.auth.mode === 'none' && !isLoopback(host)) {
+    throw new Error(`facade auth "none" is refused on ${host}: bind it to a loopback address`);
+  }
+  const services = kube.informer(Services);
+  const specifications = kube.informer(ServiceSpecifications);
+  const scopes = kube.informer(Scopes);
+  const applications = kube.informer(Applications);
+  indexScopes(scopes);
+  indexScopeIds(scopes);
+  indexApplications(applications);
+  const informers = [services, specifications, scopes, applications];
+  const stopInformers = () => Promise.all(informers.map((i) => i.stop()));
+
+  const catalog = new ServiceCatalog();
+  catalog.attach(services, specifications);
+  const instance = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const app = buildFacade({
+    log,
+    auth: options.auth,
+    catalog,
+    scopes: new ScopeStore({
+      kube,
+      log,
+      applications,
+      scopes,
+      ids: new IdAllocator(kube, { namespace: options.namespace }),
+      events: new EventRecorder(kube, FACADE_COMPONENT, instance, log),
+      baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
+    }),
+    readSecret: (namespace, name) => readSecret(kube, namespace, name),
+  });
+  try {
+    await Promise.all(informers.map((i) => i.start()));
+    await app.listen({ host, port: options.port ?? DEFAULT_FACADE_PORT });
+  } catch (error) {
+    await app.close();
+    await stopInformers();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  log.info({ url, auth: options.auth.mode }, 'facade listening');
+  return {
+    url,
+    app,
+    close: async () => {
+      await app.close();
+      await stopInformers();
+    },
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}

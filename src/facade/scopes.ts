@@ -1,0 +1,258 @@
+// The scope side of the facade: POST /scope turned into a Scope resource (named
+// `<application id>-<slug>` so the API server settles concurrent creates, with its id, slug,
+// domain and NRN accepted in status before the answer), and a Scope resource turned back into
+// the spec's Scope object for the answer and GET /scope/{id}.
+import type { Logger } from 'pino';
+import {
+  type ApplicationSpec,
+  type ApplicationStatus,
+  type CreateScopeRequest,
+  childNrn,
+  type Scope,
+  type ScopeSpec,
+  type ScopeStatusBlock,
+} from '../api/index.js';
+import { applicationById, applicationSlug } from '../controllers/application.js';
+import type { IdAllocator } from '../controllers/ids.js';
+import { SCOPE_ID_LABEL, scopeDomain, slugify } from '../controllers/names.js';
+import { SCOPE_APP_INDEX } from '../controllers/scope.js';
+import {
+  commitStatus,
+  type EventRecorder,
+  healthStatus,
+  PHASE_TRANSITIONS,
+} from '../controllers/status.js';
+import {
+  type Informer,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type Kube,
+  type KubeObject,
+  type ResourceClient,
+  Scopes,
+} from '../kube/index.js';
+import { FacadeError } from './errors.js';
+import { kubeFailure } from './kube-errors.js';
+
+type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
+
+/** Index of the facade's Scope informer: the scope id (status, else the label mirroring it). */
+export const SCOPE_ID_INDEX = 'facade-scope-id';
+
+export function indexScopeIds(informer: Informer<ScopeSpec, ScopeStatusBlock>): void {
+  informer.addIndex(SCOPE_ID_INDEX, (scope) => {
+    const id = scope.status?.id ?? scope.metadata.labels?.[SCOPE_ID_LABEL];
+    return id === undefined ? [] : [String(id)];
+  });
+}
+
+/** How many times a status write that lost a race with the operator is tried again. */
+const ACCEPT_ATTEMPTS = 5;
+
+export interface ScopeStoreOptions {
+  readonly kube: Pick<Kube, 'resource'>;
+  readonly log: Logger;
+  readonly applications: Informer<ApplicationSpec, ApplicationStatus>;
+  /** Indexed by SCOPE_APP_INDEX (controllers/scope.ts) and SCOPE_ID_INDEX. */
+  readonly scopes: Informer<ScopeSpec, ScopeStatusBlock>;
+  readonly ids: IdAllocator;
+  readonly events: EventRecorder;
+  readonly baseDomain: string;
+  readonly now?: () => Date;
+}
+
+export class ScopeStore {
+  private readonly client: ResourceClient<ScopeSpec, ScopeStatusBlock>;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: ScopeStoreOptions) {
+    this.client = options.kube.resource(Scopes);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** The namespace a new scope of this application goes to: the application's own. */
+  applicationNamespace(applicationId: number): string {
+    const app = applicationById(this.options.applications, applicationId);
+    if (app?.spec === undefined) {
+      throw new FacadeError('APPLICATION_NOT_FOUND', `application ${applicationId} does not exist`);
+    }
+    return app.metadata.namespace ?? 'default';
+  }
+
+  /**
+   * Creates the scope and accepts it (`pending`, with id, slug, domain and NRN in status).
+   * Nothing is left behind on failure: a resource whose acceptance fails is deleted again, and
+   * an id allocated for a create that failed is a gap, never a duplicate.
+   */
+  async create(request: CreateScopeRequest): Promise<Scope> {
+    const app = applicationById(this.options.applications, request.application_id);
+    if (app?.spec === undefined) {
+      throw new FacadeError(
+        'APPLICATION_NOT_FOUND',
+        `application ${request.application_id} does not exist`,
+      );
+    }
+    const namespace = app.metadata.namespace ?? 'default';
+    const slug = slugify(request.name);
+    const taken = this.slugTaken(request.application_id, slug);
+    if (taken !== undefined) throw alreadyExists(request, slug);
+
+    const id = await this.options.ids.allocate().catch((error: unknown) => {
+      throw kubeFailure(error, 'allocating a scope id');
+    });
+    let created: ScopeObject;
+    try {
+      created = await this.client.create({
+        metadata: {
+          name: `${request.application_id}-${slug}`,
+          namespace,
+          labels: { [SCOPE_ID_LABEL]: String(id) },
+        },
+        spec: request,
+      });
+    } catch (error) {
+      if (isAlreadyExists(error)) throw alreadyExists(request, slug);
+      throw kubeFailure(error, 'creating the scope');
+    }
+
+    const identity = {
+      id,
+      slug,
+      domain: scopeDomain(applicationSlug(app.spec), slug, id, this.options.baseDomain),
+      nrn: childNrn(app.spec.nrn, 'scope', id),
+    };
+    try {
+      return scopeView(await this.accept(created, identity));
+    } catch (error) {
+      await this.undo(created);
+      throw kubeFailure(error, 'accepting the scope');
+    }
+  }
+
+  /** The scope with this id as it stands; the API is asked when the cache has not seen it yet. */
+  async get(id: number): Promise<{ scope: Scope; namespace: string } | undefined> {
+    const cached = this.options.scopes.byIndex(SCOPE_ID_INDEX, String(id))[0];
+    let object: ScopeObject | undefined = cached;
+    if (object === undefined) {
+      // Right after a create the informer may lag; one labelled list settles it.
+      const listed = await this.client
+        .list({ labelSelector: `${SCOPE_ID_LABEL}=${id}`, limit: 10 })
+        .catch((error: unknown) => {
+          throw kubeFailure(error, 'reading the scope');
+        });
+      object = listed.items.find((s) => (s.status?.id ?? id) === id);
+    }
+    if (object === undefined) return undefined;
+    return { scope: scopeView(object), namespace: object.metadata.namespace ?? 'default' };
+  }
+
+  /** Namespace/name of a scope of the application with this slug, from the cache. */
+  private slugTaken(applicationId: number, slug: string): string | undefined {
+    const same = this.options.scopes
+      .byIndex(SCOPE_APP_INDEX, String(applicationId))
+      .find((s) => (s.status?.slug ?? slugify(s.spec?.name ?? '')) === slug);
+    return same === undefined ? undefined : `${same.metadata.namespace}/${same.metadata.name}`;
+  }
+
+  /**
+   * Writes `pending` with the identity, guarded by resourceVersion. The operator may get there
+   * first (its finalizer or its own acceptance): then the write is retried on the fresh
+   * object, unless the operator already gave the scope an id, which is then the answer.
+   */
+  private async accept(
+    created: ScopeObject,
+    identity: { id: number; slug: string; domain: string; nrn: string },
+  ): Promise<ScopeObject> {
+    let scope = created;
+    for (let attempt = 1; ; attempt++) {
+      if (scope.status?.id !== undefined) return scope;
+      const report = {
+        health: 'reconciling',
+        reason: 'Accepted',
+        message: `scope accepted with id ${identity.id}`,
+      } as const;
+      const next = {
+        status: 'pending',
+        ...identity,
+        ...healthStatus(scope.status?.conditions, report, scope.metadata.generation, this.now()),
+      };
+      try {
+        const written = await commitStatus(
+          this.client,
+          this.options.events,
+          scope,
+          next,
+          report,
+          PHASE_TRANSITIONS,
+          { guard: true },
+        );
+        return written ?? scope;
+      } catch (error) {
+        if (!isConflict(error) || attempt >= ACCEPT_ATTEMPTS) throw error;
+        scope = await this.client.get({
+          namespace: scope.metadata.namespace ?? '',
+          name: scope.metadata.name,
+        });
+      }
+    }
+  }
+
+  /** Best effort: deletes exactly the object this request created (uid precondition). */
+  private async undo(created: ScopeObject): Promise<void> {
+    const ref = { namespace: created.metadata.namespace ?? '', name: created.metadata.name };
+    try {
+      await this.client.delete(ref, {
+        preconditions: { uid: created.metadata.uid ?? '' },
+      });
+    } catch (error) {
+      if (isNotFound(error)) return;
+      this.options.log.error(
+        { err: error, scope: `${ref.namespace}/${ref.name}` },
+        'scope of a failed create not deleted',
+      );
+    }
+  }
+}
+
+function alreadyExists(request: CreateScopeRequest, slug: string): FacadeError {
+  return new FacadeError(
+    'SCOPE_ALREADY_EXISTS',
+    `application ${request.application_id} already has a scope named ${JSON.stringify(request.name)} (slug ${slug})`,
+  );
+}
+
+/**
+ * The spec's Scope object for a Scope resource. Defaults fill what the spec lists and the
+ * resource leaves out; a field with no value is left out, never null. The spec's `messages`
+ * object is what the caller sent, with the operator's lifecycle messages under `lifecycle`.
+ */
+export function scopeView(object: KubeObject<ScopeSpec, ScopeStatusBlock>): Scope {
+  const spec = object.spec;
+  const status = object.status ?? {};
+  const lifecycle = status.messages ?? [];
+  const view: Scope = {
+    ...(status.id !== undefined ? { id: status.id } : {}),
+    ...(spec !== undefined
+      ? {
+          name: spec.name,
+          type: spec.type,
+          application_id: spec.application_id,
+          requested_spec: spec.requested_spec,
+          capabilities: spec.capabilities ?? {},
+          messages: { ...(spec.messages ?? {}), ...(lifecycle.length > 0 ? { lifecycle } : {}) },
+          external_created: spec.external_created ?? false,
+          tags: spec.tags ?? [],
+          profiles: spec.profiles ?? [],
+          dimensions: spec.dimensions ?? {},
+          ...(spec.tier !== undefined ? { tier: spec.tier } : {}),
+          ...(spec.metadata !== undefined ? { metadata: spec.metadata } : {}),
+        }
+      : {}),
+    status: status.status ?? 'pending',
+    ...(status.slug !== undefined ? { slug: status.slug } : {}),
+    ...(status.domain !== undefined ? { domain: status.domain } : {}),
+    runtime_configurations: [],
+  };
+  return view;
+}

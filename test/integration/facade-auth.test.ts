@@ -1,0 +1,111 @@
+// The facade's `kubernetes` auth against a real API (TokenReview + SubjectAccessReview), and
+// what a caller sees when the API server goes away: 503 for writes, reads from the cache.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { ErrorBody } from '../../src/api/index.js';
+import {
+  type Facade,
+  KubernetesAuthenticator,
+  NoAuthenticator,
+  startFacade,
+} from '../../src/facade/index.js';
+import { Applications, connect, type Kube, Namespaces } from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+
+describe('facade: kubernetes auth and an API server that goes away', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let facade: Facade;
+  let token: string;
+  let ns: string;
+  let clusterClosed = false;
+  const appId = 100_000 + Math.floor(Math.random() * 800_000);
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('facade-auth');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    await kube.resource(Applications).create({
+      metadata: { name: 'app', namespace: ns },
+      spec: { id: appId, name: 'app', nrn: `organization=1:application=${appId}` },
+    });
+    const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as {
+      users: { user: { token?: string } }[];
+    };
+    token = config.users[0]?.user.token ?? '';
+    facade = await startFacade({
+      kube,
+      log,
+      namespace: uniqueName('facade-auth-system'),
+      port: 0,
+      auth: new KubernetesAuthenticator(kube.reviews),
+    });
+  });
+  afterAll(async () => {
+    await facade?.close();
+    kube?.close();
+    if (!clusterClosed) await cluster?.close();
+  });
+
+  const get = (path: string, bearer?: string) =>
+    fetch(`${facade.url}${path}`, {
+      headers: bearer !== undefined ? { authorization: `Bearer ${bearer}` } : {},
+    });
+
+  it('lets in the token the cluster knows, and only that', async (context) => {
+    // Only the local control plane's token is known here; a real cluster's users vary.
+    if (cluster.kind !== 'local' || token === '') context.skip();
+    const ok = await get('/service', token);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ paging: { limit: 30, offset: 0 }, results: [] });
+    const bad = await get('/service', 'not-a-token-the-cluster-knows');
+    expect(bad.status).toBe(401);
+    expect(ErrorBody.parse(await bad.json()).code).toBe('UNAUTHENTICATED');
+  });
+
+  it('runs without auth only on loopback', async () => {
+    const options = { kube, log, namespace: uniqueName('facade-none'), port: 0 };
+    await expect(
+      startFacade({ ...options, host: '0.0.0.0', auth: new NoAuthenticator() }),
+    ).rejects.toThrow(/loopback/);
+    const open = await startFacade({ ...options, host: '127.0.0.1', auth: new NoAuthenticator() });
+    try {
+      expect((await fetch(`${open.url}/service`)).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('answers 503 while the API server is unreachable, and lists from its cache', async (context) => {
+    if (cluster.kind !== 'local' || token === '') context.skip();
+    // Authenticated while the server is up: the answer is cached for the next requests.
+    expect((await get('/service', token)).status).toBe(200);
+    await cluster.close();
+    clusterClosed = true;
+    const created = await fetch(`${facade.url}/scope`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'while down',
+        type: 'web_pool',
+        application_id: appId,
+        requested_spec: {},
+      }),
+    });
+    expect(created.status).toBe(503);
+    expect(ErrorBody.parse(await created.json()).code).toBe('API_SERVER_UNAVAILABLE');
+    expect((await get('/service', token)).status).toBe(200);
+    // A token never seen needs the API server to be reviewed: 503, not 401.
+    const unseen = await get('/service', 'another-token-never-seen');
+    expect(unseen.status).toBe(503);
+    expect(ErrorBody.parse(await unseen.json()).code).toBe('API_SERVER_UNAVAILABLE');
+  });
+});

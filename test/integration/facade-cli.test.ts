@@ -1,0 +1,122 @@
+// The facade as the `nrn-operator` command serves it: `local` makes, prints and keeps a token
+// (DIR/token, 0600) and serves the facade beside the operator; `run` serves it with
+// `kubernetes` auth, so the API server's own token is what lets a caller in.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { startControlPlaneProcess, startOperatorProcess } from '../support/operator-processes.js';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(import.meta.dirname, '../../src/cli.ts');
+
+/** `nrn-operator local` with the operator and the facade; resolves with its stdout lines. */
+async function startLocal(dataDir: string): Promise<{ child: ChildProcess; lines: string[] }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'local',
+      '--data-dir',
+      dataDir,
+      '--api-port',
+      '0',
+      '--facade-port',
+      '0',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+  );
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/ready: .*\n/.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before ready: ${err}`)));
+  });
+  return { child, lines: out.trim().split('\n') };
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+describe('facade: served by the nrn-operator command', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('local: prints and keeps a token in DIR/token, and the facade takes only it', {
+    timeout: 90_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-facade-cli-'));
+    dirs.push(dir);
+    const first = await startLocal(dir);
+    const printed = /facade token \(kept in (\S+)\): (\S+)/.exec(first.lines.join('\n'));
+    expect(printed?.[1]).toBe(join(dir, 'token'));
+    const token = printed?.[2] ?? '';
+    expect((await readFile(join(dir, 'token'), 'utf8')).trim()).toBe(token);
+    expect((await stat(join(dir, 'token'))).mode & 0o777).toBe(0o600);
+    const ready = first.lines.find((l) => l.includes('ready:')) ?? '';
+    const url = /facade at (http:\/\/\S+)/.exec(ready)?.[1] ?? '';
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const answer = await fetch(`${url}/service`, { headers: { authorization: `Bearer ${token}` } });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ paging: { limit: 30, offset: 0 }, results: [] });
+    expect((await fetch(`${url}/service`)).status).toBe(401);
+    expect(await stop(first.child)).toBe(0);
+
+    // A restart keeps the token (scripts keep working) and does not print it again.
+    const second = await startLocal(dir);
+    expect(second.lines.join('\n')).not.toContain(token);
+    const again = /facade at (http:\/\/\S+)/.exec(second.lines.join('\n'))?.[1] ?? '';
+    const kept = await fetch(`${again}/service`, { headers: { authorization: `Bearer ${token}` } });
+    expect(kept.status).toBe(200);
+    expect(await stop(second.child)).toBe(0);
+  });
+
+  it('run: serves the facade with kubernetes auth', { timeout: 90_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-facade-run-'));
+    dirs.push(dir);
+    const plane = await startControlPlaneProcess(dir);
+    // On a cluster the CRDs come first (kubectl apply -f crds/), then `nrn-operator run`.
+    const crds = await execFileAsync('kubectl', [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'apply',
+      '-f',
+      join(import.meta.dirname, '../../crds'),
+    ]);
+    expect(crds.stdout).toContain('created');
+    const operator = startOperatorProcess(plane.kubeconfigPath);
+    try {
+      const listening = await operator.waitForLog((l) => l.msg === 'facade listening', 60_000);
+      expect(listening.auth).toBe('kubernetes');
+      const url = String(listening.url);
+      const config = parseYaml(await readFile(plane.kubeconfigPath, 'utf8')) as {
+        users: { user: { token: string } }[];
+      };
+      const token = config.users[0]?.user.token ?? '';
+      const ok = await fetch(`${url}/service`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      const bad = await fetch(`${url}/service`, { headers: { authorization: 'Bearer nope' } });
+      expect(bad.status).toBe(401);
+    } finally {
+      await stop(operator.child);
+      await stop(plane.child);
+    }
+  });
+});
