@@ -1,17 +1,23 @@
-// Benchmark of the operator (issue 4, item 7) against the local control plane, each in its own
+// Benchmark of the operator (issue 3, item 7) against the local control plane, each in its own
 // process so that neither shares the load generator's event loop: a single scope on an idle
 // system (apply-to-active p50/p99), a burst of scopes applied at once over 16 connections
 // (time until all are active, scopes/s, p50/p99, operator RSS), the operator's requests per
 // reconcile, and operator RSS holding many scopes and services. Active is seen on one watch.
+// The operator runs compiled to JavaScript, as `node dist/...` would (tsx's loader alone adds
+// some 80 MiB to a process), unless BENCH_TSX=1.
 //   npm run bench:reconcile   (BENCH_SCOPES, BENCH_SINGLES, BENCH_CACHE_SCOPES,
-//                              BENCH_CACHE_SERVICES to scale it)
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+//                              BENCH_CACHE_SERVICES to scale it; BENCH_SETTLE=1 to wait for
+//                              every service to be reconciled too; BENCH_HEAP_SNAPSHOT=FILE
+//                              for the operator's heap at the end; BENCH_NODE_FLAGS, e.g.
+//                              --cpu-prof, go to both servers' node)
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { call, percentile } from './support/api.js';
+import { concurrently, type Lines, linesOf } from './support/processes.js';
 
 const CONNECTIONS = 16;
 const SCOPES = Number(process.env.BENCH_SCOPES ?? 2_000);
@@ -23,32 +29,12 @@ const NS = 'bench';
 const SERVICE_NS = 'bench-services';
 const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const ACTIVE_TIMEOUT_MS = Number(process.env.BENCH_ACTIVE_TIMEOUT_MS ?? 600_000);
-
-interface Lines {
-  next(): Promise<string>;
-}
-
-function linesOf(child: ChildProcess): Lines {
-  const iterator = (async function* () {
-    let buffer = '';
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      buffer += chunk.toString();
-      let i = buffer.indexOf('\n');
-      while (i >= 0) {
-        yield buffer.slice(0, i);
-        buffer = buffer.slice(i + 1);
-        i = buffer.indexOf('\n');
-      }
-    }
-  })();
-  return {
-    next: async () => {
-      const { value, done } = await iterator.next();
-      if (done === true) throw new Error('the process ended');
-      return value;
-    },
-  };
-}
+const TSX = process.env.BENCH_TSX === '1';
+/** Also measure once the operator has reconciled every service (their statuses make them bigger). */
+const SETTLE = process.env.BENCH_SETTLE === '1';
+const ROOT = join(import.meta.dirname, '..');
+/** Where the operator's support script is compiled to, with the part of src it imports. */
+const BUILD = join(ROOT, 'node_modules', '.cache', 'nrn-bench-reconcile');
 
 interface Api {
   readonly url: URL;
@@ -64,14 +50,51 @@ interface Processes {
   readonly api: Api;
 }
 
-function node(script: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, script), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
+const nodeFlags = () => (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+
+/** A TypeScript script of bench/support, through tsx. */
+function node(script: string, args: string[], flags: string[] = []): ChildProcess {
+  return spawn(
+    process.execPath,
+    [...nodeFlags(), ...flags, '--import', 'tsx', join(import.meta.dirname, script), ...args],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+}
+
+/** Compiles support/operator.ts and what it imports of src into BUILD, as `npm run build` would. */
+async function compileOperator(): Promise<string> {
+  await rm(BUILD, { recursive: true, force: true });
+  await mkdir(BUILD, { recursive: true });
+  // Outside the repository's own package.json scope only by path: say again that it is ESM.
+  await writeFile(join(BUILD, 'package.json'), '{ "type": "module" }\n');
+  const tsconfig = join(BUILD, 'tsconfig.json');
+  await writeFile(
+    tsconfig,
+    JSON.stringify({
+      extends: join(ROOT, 'tsconfig.json'),
+      compilerOptions: { rootDir: ROOT, outDir: BUILD, noEmit: false, sourceMap: false },
+      files: [join(import.meta.dirname, 'support', 'operator.ts')],
+      include: [],
+    }),
+  );
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig],
+    {
+      stdio: 'inherit',
+    },
+  );
+  return join(BUILD, 'bench', 'support', 'operator.js');
+}
+
+function startOperatorProcess(script: string | undefined, kubeconfig: string): ChildProcess {
+  if (script === undefined) return node('support/operator.ts', [kubeconfig], ['--expose-gc']);
+  return spawn(process.execPath, [...nodeFlags(), '--expose-gc', script, kubeconfig], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
 }
 
-async function start(): Promise<Processes> {
+async function start(operatorScript: string | undefined): Promise<Processes> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-reconcile-'));
   const plane = node('support/local-server.ts', [dir]);
   const ready = (await linesOf(plane).next()).split(' ');
@@ -84,9 +107,7 @@ async function start(): Promise<Processes> {
     maxSockets: CONNECTIONS + 1,
     ca: Buffer.from(ca, 'base64').toString(),
   });
-  const operator = node('support/operator.ts', [join(dir, 'kubeconfig')], {
-    BENCH_CACHE_SERVICES: '1',
-  });
+  const operator = startOperatorProcess(operatorScript, join(dir, 'kubeconfig'));
   const operatorLines = linesOf(operator);
   const line = await operatorLines.next();
   if (line !== 'READY') throw new Error(`operator: ${line}`);
@@ -106,16 +127,6 @@ async function stop(p: Processes): Promise<void> {
 async function create(api: Api, path: string, body: unknown): Promise<void> {
   const res = await call(api, 'POST', path, body);
   if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.text}`);
-}
-
-/** Runs `count` operations over CONNECTIONS workers. */
-async function concurrently(count: number, op: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      for (let i = next++; i < count; i = next++) await op(i);
-    }),
-  );
 }
 
 const scopeBody = (name: string) => ({
@@ -246,14 +257,37 @@ interface Stats {
   connections: number;
   reconciles: number;
   servicesCached: number;
+  /** Services the operator has given a status (reconciled at least once). */
+  servicesReconciled: number;
+  serviceQueue: number;
   heapUsed: number;
+  heapTotal: number;
 }
 
-async function stats(p: Processes): Promise<Stats> {
-  p.operator.kill('SIGUSR2');
+/** The operator's counters; with `gc`, after it collected garbage (so RSS is what it keeps). */
+async function stats(p: Processes, gc = false): Promise<Stats> {
+  p.operator.stdin?.write(gc ? 'GC\n' : 'STATS\n');
   const parts = (await p.operatorLines.next()).split(' ').slice(1).map(Number);
-  const [requests = 0, connections = 0, reconciles = 0, servicesCached = 0, heapUsed = 0] = parts;
-  return { requests, connections, reconciles, servicesCached, heapUsed };
+  const [
+    requests = 0,
+    connections = 0,
+    reconciles = 0,
+    servicesCached = 0,
+    servicesReconciled = 0,
+    serviceQueue = 0,
+    heapUsed = 0,
+    heapTotal = 0,
+  ] = parts;
+  return {
+    requests,
+    connections,
+    reconciles,
+    servicesCached,
+    servicesReconciled,
+    serviceQueue,
+    heapUsed,
+    heapTotal,
+  };
 }
 
 /** VmRSS and VmHWM (peak) of a process, in bytes, from /proc. */
@@ -270,7 +304,7 @@ async function burst(p: Processes, watch: ActiveWatch, prefix: string, count: nu
   const sentAt = new Map<string, number>();
   const before = watch.activeAt.size;
   const started = performance.now();
-  await concurrently(count, async (i) => {
+  await concurrently(count, CONNECTIONS, async (i) => {
     const name = `${prefix}-${i}`;
     sentAt.set(name, performance.now());
     await create(p.api, `${GROUP_PATH}/namespaces/${NS}/scopes`, scopeBody(name));
@@ -281,7 +315,7 @@ async function burst(p: Processes, watch: ActiveWatch, prefix: string, count: nu
   return { seconds: (last - started) / 1000, latencies };
 }
 
-const processes = await start();
+const processes = await start(TSX ? undefined : await compileOperator());
 const { api } = processes;
 const rows: Array<[string, string, string]> = [];
 try {
@@ -325,7 +359,7 @@ try {
   const scopesRss = await rss(processes.operator.pid);
   await create(api, '/api/v1/namespaces', { metadata: { name: SERVICE_NS } });
   const servicesStarted = performance.now();
-  await concurrently(CACHE_SERVICES, (i) =>
+  await concurrently(CACHE_SERVICES, CONNECTIONS, (i) =>
     create(api, `${GROUP_PATH}/namespaces/${SERVICE_NS}/services`, {
       apiVersion: 'platform.nrn.dev/v1alpha1',
       kind: 'Service',
@@ -346,7 +380,26 @@ try {
     cached = await stats(processes);
   }
   const cacheRss = await rss(processes.operator.pid);
+  const collected = await stats(processes, true);
+  const collectedRss = await rss(processes.operator.pid);
   watch.close();
+  let settled: { rss: number; collectedRss: number; heap: Stats; seconds: number } | undefined;
+  if (SETTLE) {
+    const from = performance.now();
+    let now = await stats(processes);
+    while (now.servicesReconciled < CACHE_SERVICES || now.serviceQueue > 0) {
+      await new Promise((r) => setTimeout(r, 2000));
+      now = await stats(processes);
+    }
+    const settledRss = await rss(processes.operator.pid);
+    const after = await stats(processes, true);
+    settled = {
+      rss: settledRss.rss,
+      collectedRss: (await rss(processes.operator.pid)).rss,
+      heap: after,
+      seconds: (performance.now() - from) / 1000,
+    };
+  }
 
   const singleRequests = (s1.requests - s0.requests) / SINGLES;
   const singleReconciles = (s1.reconciles - s0.reconciles) / SINGLES;
@@ -383,15 +436,38 @@ try {
       mib(cacheRss.rss),
       '<= 400 MiB',
     ],
-    ['  operator heap used then', mib(cached.heapUsed), ''],
+    ['  the same after a full garbage collection', mib(collectedRss.rss), ''],
+    [
+      '  operator heap used / total then',
+      `${mib(collected.heapUsed)} / ${mib(collected.heapTotal)}`,
+      '',
+    ],
+    ['  services the operator had given a status then', String(collected.servicesReconciled), ''],
     [`  (services created at ${(CACHE_SERVICES / servicesSeconds).toFixed(0)}/s)`, '', ''],
   );
+  if (settled !== undefined) {
+    rows.push(
+      ['operator RSS once every service is reconciled', mib(settled.rss), '<= 400 MiB'],
+      ['  the same after a full garbage collection', mib(settled.collectedRss), ''],
+      [
+        '  operator heap used / total then',
+        `${mib(settled.heap.heapUsed)} / ${mib(settled.heap.heapTotal)}`,
+        '',
+      ],
+      [`  (${settled.seconds.toFixed(0)} s after all were cached)`, '', ''],
+    );
+  }
+  const snapshot = process.env.BENCH_HEAP_SNAPSHOT;
+  if (snapshot !== undefined && snapshot !== '') {
+    processes.operator.stdin?.write(`SNAP ${snapshot}\n`);
+    await processes.operatorLines.next();
+  }
 } finally {
   await stop(processes);
 }
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(
-  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
+  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, operator ${TSX ? 'under tsx' : 'compiled'}, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
 );
 for (const [name, value, goal] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${value.padStart(22)}  ${goal}\n`);

@@ -1,4 +1,5 @@
-// The operator assembled: informers over the kinds it reads, the Application and Scope
+// The operator assembled: informers over the kinds it reads (caching them without what no
+// reconciler reads: managedFields, kubectl's last-applied copy), the Application and Scope
 // controllers with the namespace provisioner, the Service and ServiceSpecification
 // controllers with the webhook provisioner, and the runtime Manager that runs them (behind
 // Lease-based leader election unless told otherwise), and what it shows to metrics.
@@ -20,6 +21,8 @@ import {
   isAlreadyExists,
   type Kube,
   LimitRanges,
+  leanObject,
+  metadataOnly,
   Namespaces,
   ResourceQuotas,
   Scopes,
@@ -70,13 +73,22 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const identity = options.identity ?? defaultIdentity();
   await ensureNamespace(kube, options.namespace);
 
-  const resync = options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {};
-  const applications = kube.informer(Applications, resync);
-  const scopes = kube.informer(Scopes, resync);
+  // No reconciler reads managedFields or kubectl's last-applied copy: the caches go without.
+  const informerOptions = {
+    transform: leanObject,
+    ...(options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {}),
+  };
+  const applications = kube.informer(Applications, informerOptions);
+  const scopes = kube.informer(Scopes, informerOptions);
   indexApplications(applications);
   indexScopes(scopes);
-  // Only what the operator made: a cluster's other namespaces are none of its business.
-  const managed = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, ...resync };
+  // Only what the operator made: a cluster's other namespaces are none of its business. Its
+  // readers (the namespace provisioner, scopeKeyOfChild) look at labels and annotations only.
+  const managed = {
+    ...informerOptions,
+    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+    transform: metadataOnly,
+  };
   const children = {
     Namespace: kube.informer(Namespaces, managed),
     ResourceQuota: kube.informer(ResourceQuotas, managed),
@@ -107,7 +119,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     events,
   }).controller();
 
-  const services = serviceControllers({ kube, log, events, ...resync });
+  const services = serviceControllers({ kube, log, events, ...informerOptions });
 
   const election = options.leaderElection ?? true;
   const controllers = [applicationController, scopeController, ...services.controllers];

@@ -1,52 +1,88 @@
 // Runs the operator for a benchmark in its own process, as `nrn-operator run` does (Lease-based
 // leader election, namespace nrn-system), and reports what the CLI keeps to itself: the
-// client's request and connection counts (Kube.stats) and how many scope reconciles ran.
-// Prints `READY` once leading; on SIGUSR2 prints
-// `STATS <requests> <connections> <scopeReconciles> <servicesCached> <heapUsed>`; stops on SIGTERM.
-//   node --import tsx bench/support/operator.ts KUBECONFIG
-// BENCH_CACHE_SERVICES=1 adds an informer over platform Services: this build has no Service
-// controller yet, and the benchmark's cache figure needs the services held as it will hold them.
-import { ScopeReconciler } from '../../src/controllers/scope.js';
-import { connect, Services } from '../../src/kube/index.js';
+// client's request and connection counts (Kube.stats), how many scope reconciles ran, and what
+// the operator's own informers hold, through the hooks startOperator gives metrics.
+// bench/reconcile.ts compiles it (and what it imports) to JavaScript first, so the process
+// measured is what `node dist/...` runs, without tsx's loader.
+// Prints `READY` once leading; for each `STATS` line on stdin prints `STATS <requests>
+// <connections> <scopeReconciles> <servicesCached> <servicesReconciled> <serviceQueue>
+// <heapUsed> <heapTotal>`, and for a `GC` line the same after collecting garbage (needs
+// --expose-gc); for `SNAP <file>` writes a heap snapshot there, then prints `SNAPPED`; stops
+// on SIGTERM.
+//   node bench/support/operator.js KUBECONFIG      (or node --import tsx ... operator.ts)
+import { writeHeapSnapshot } from 'node:v8';
+import { connect } from '../../src/kube/index.js';
 import { createLogger } from '../../src/log.js';
+import type { ObservedOperator } from '../../src/observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from '../../src/operator.js';
 
 const [kubeconfigPath] = process.argv.slice(2);
 if (kubeconfigPath === undefined) throw new Error('usage: operator.ts KUBECONFIG');
 
-// Counted at the reconciler's entry, the only place every scope reconcile passes: the
-// controller's metrics hook is not reachable through startOperator.
 let scopeReconciles = 0;
-const reconcile = ScopeReconciler.prototype.reconcile;
-ScopeReconciler.prototype.reconcile = function (this: ScopeReconciler, ...args) {
-  scopeReconciles++;
-  return reconcile.apply(this, args);
-};
+let observed: ObservedOperator | undefined;
 
 const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
 const kube = await connect({ kubeconfigPath, log });
 await applyCrds(kube);
-const services = process.env.BENCH_CACHE_SERVICES === '1' ? kube.informer(Services) : undefined;
-await services?.start();
 const operator = await startOperator({
   kube,
   log,
   namespace: DEFAULT_OPERATOR_NAMESPACE,
   leaderElection: true,
+  metrics: {
+    reconciled: ({ controller }) => {
+      if (controller === 'scopes') scopeReconciles++;
+    },
+    observe: (o) => {
+      observed = o;
+    },
+  },
 });
 await operator.manager.elector?.elected();
 process.stdout.write('READY\n');
 
-process.on('SIGUSR2', () => {
-  const { requests, connections } = kube.stats;
-  const cached = services?.cache.size ?? 0;
-  const heap = process.memoryUsage().heapUsed;
-  process.stdout.write(`STATS ${requests} ${connections} ${scopeReconciles} ${cached} ${heap}\n`);
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk: string) => {
+  input += chunk;
+  for (let i = input.indexOf('\n'); i >= 0; i = input.indexOf('\n')) {
+    const command = input.slice(0, i).trim();
+    input = input.slice(i + 1);
+    if (command === 'GC') {
+      // Twice: the first pass can leave what finalizers free for the second.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      gc?.();
+    }
+    if (command === 'GC' || command === 'STATS') printStats();
+    if (command.startsWith('SNAP ')) {
+      writeHeapSnapshot(command.slice('SNAP '.length));
+      process.stdout.write('SNAPPED\n');
+    }
+  }
 });
+
+function printStats(): void {
+  const { requests, connections } = kube.stats;
+  let cached = 0;
+  let reconciled = 0;
+  for (const cache of observed?.caches ?? []) {
+    for (const object of cache.list()) {
+      if (object.kind !== 'Service') continue;
+      cached++;
+      if ((object.status as { status?: string } | undefined)?.status !== undefined) reconciled++;
+    }
+  }
+  const queue = observed?.controllers.find((c) => c.name === 'services')?.queue.length ?? 0;
+  const { heapUsed, heapTotal } = process.memoryUsage();
+  process.stdout.write(
+    `STATS ${requests} ${connections} ${scopeReconciles} ${cached} ${reconciled} ${queue} ${heapUsed} ${heapTotal}\n`,
+  );
+}
 process.once('SIGTERM', () => {
   void (async () => {
     await operator.stop();
-    await services?.stop();
     kube.close();
     process.exit(0);
   })();

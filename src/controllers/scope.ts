@@ -1,7 +1,10 @@
-// The Scope reconciler: the lifecycle of DESIGN.md. Finalizer first; then identity (id from
-// the counter, slug, domain, NRN) once its application exists (`pending`); then the
-// provisioner (`creating`, or `updating` after a spec change) until `active` or `failed`;
-// on delete, `deleting` while the provisioner removes what it made, then the finalizer goes.
+// The Scope reconciler: the lifecycle of DESIGN.md. Identity (id from the counter, slug,
+// domain, NRN) once its application exists, recorded in status (`pending`) before anything
+// else; then the id label and the finalizer, in one patch; then the provisioner until `active`
+// or `failed`: `creating` is written only while provisioning takes more than one pass (a scope
+// provisioned in one goes from `pending` to `active`), `updating` after a spec change. On
+// delete, `deleting` while the provisioner removes what it made, then the finalizer goes.
+// A scope the caches show settled (active, up to date, nothing to write) costs no request.
 import type { Logger } from 'pino';
 import {
   type ApplicationSpec,
@@ -41,8 +44,9 @@ import {
   scopeDomain,
   slugify,
 } from './names.js';
-import type { ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
+import type { Progress, ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
 import {
+  canonical,
   commitStatus,
   type EventRecorder,
   type HealthReport,
@@ -53,6 +57,10 @@ import {
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 /** Index of the Scope informer: spec.application_id as a string. */
 export const SCOPE_APP_INDEX = 'scope-application-id';
+/** Index of the Scope informer: `<application_id>/<slug>`, the slug as assigned or to be. */
+export const SCOPE_SLUG_INDEX = 'scope-application-slug';
+/** Reconciles in parallel: the work is waiting on the API server (controller-runtime's knob). */
+export const DEFAULT_SCOPE_WORKERS = 16;
 
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
 export const RawScopes = rawKind('Scope', 'scopes');
@@ -75,6 +83,18 @@ export function indexScopes(informer: ScopeInformer): void {
   informer.addIndex(SCOPE_APP_INDEX, (scope) =>
     scope.spec ? [String(scope.spec.application_id)] : [],
   );
+  informer.addIndex(SCOPE_SLUG_INDEX, (scope) =>
+    scope.spec ? [slugKey(scope.spec.application_id, slugOf(scope))] : [],
+  );
+}
+
+function slugKey(applicationId: number, slug: string): string {
+  return `${applicationId}/${slug}`;
+}
+
+/** The slug a scope has, or will have once accepted. */
+function slugOf(scope: { spec?: { name?: string }; status?: { slug?: string } }): string {
+  return scope.status?.slug ?? slugify(scope.spec?.name ?? '');
 }
 
 /** From an object the operator made for a scope to that scope's key. */
@@ -115,7 +135,7 @@ export class ScopeReconciler {
     return new Controller({
       name: 'scopes',
       log: this.options.log,
-      workers: this.options.workers ?? 4,
+      workers: this.options.workers ?? DEFAULT_SCOPE_WORKERS,
       reconcile: (key, context) => this.reconcile(key, context),
     })
       .watch(scopes)
@@ -130,6 +150,12 @@ export class ScopeReconciler {
     key: string,
     context: Pick<ReconcileContext, 'log'>,
   ): Promise<Result | undefined> {
+    // The events our own writes cause come back here; once the caches show the scope as the
+    // last write left it, there is nothing to read or write. Anything newer that the caches
+    // have not seen yet brings its own event, and so another reconcile.
+    const cached = this.options.scopes.cache.getByKey(key);
+    if (cached !== undefined && this.settled(key, cached)) return undefined;
+
     let scope = await readByKey(this.client, key);
     if (scope === undefined) return undefined;
     const log = context.log;
@@ -141,10 +167,12 @@ export class ScopeReconciler {
       return undefined;
     }
     const spec = parsed.data;
-    scope = await ensureFinalizer(this.client, scope, SCOPE_FINALIZER);
 
     const identity = await this.identity(key, scope, spec);
     if (identity === 'waiting') return undefined;
+    // The id is on record in status: now the label that mirrors it, and the finalizer that
+    // holds a delete until what is provisioned next is removed.
+    scope = await this.ensureMetadata(scope, identity.id);
     const duplicate = this.olderWithSlug(scope, spec, identity.slug);
     if (duplicate !== undefined) {
       await this.fail(
@@ -162,11 +190,7 @@ export class ScopeReconciler {
     if (failureStands(current, changed, STICKY_FAILURES)) return undefined;
 
     if (spec.external_created === true) {
-      await this.setStatus(scope, 'active', identity, {
-        health: 'ready',
-        reason: 'ExternallyProvisioned',
-        message: 'scope is provisioned externally',
-      });
+      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT);
       return undefined;
     }
 
@@ -176,10 +200,13 @@ export class ScopeReconciler {
         : current.status === 'active'
           ? 'active'
           : 'creating';
-    if (phase !== 'active') {
+    // An active scope shows `updating` while its change is applied. A new one stays `pending`
+    // (accepted, Reconciling) while the provisioner runs: `creating` is written only if
+    // provisioning takes more than this pass, which spares two writes per scope.
+    if (phase === 'updating') {
       scope = await this.setStatus(scope, phase, identity, {
         health: 'reconciling',
-        reason: phase === 'updating' ? 'Updating' : 'Provisioning',
+        reason: 'Updating',
         message: `${this.options.provisioner.type} provisioner running`,
       });
     }
@@ -188,11 +215,7 @@ export class ScopeReconciler {
     const progress = await this.options.provisioner.ensure(target);
     switch (progress.state) {
       case 'ready':
-        await this.setStatus(scope, 'active', identity, {
-          health: 'ready',
-          reason: 'Provisioned',
-          message: `scope is active${progress.outputs?.namespace ? ` in namespace ${progress.outputs.namespace}` : ''}`,
-        });
+        await this.setStatus(scope, 'active', identity, provisionedReport(progress));
         if (phase !== 'active') log.info({ scope: key, id: identity.id }, 'scope provisioned');
         return undefined;
       case 'in_progress':
@@ -210,9 +233,49 @@ export class ScopeReconciler {
   }
 
   /**
+   * True when a full reconcile of this cached scope would neither write nor provision:
+   * active at its generation, labelled, finalized, unique, its children as desired in the
+   * caches, its status exactly what it would be written as. Reads only caches.
+   */
+  private settled(key: string, scope: ScopeObject): boolean {
+    const status = scope.status;
+    const spec = scope.spec;
+    if (
+      spec === undefined ||
+      status === undefined ||
+      status.status !== 'active' ||
+      status.observedGeneration !== scope.metadata.generation ||
+      scope.metadata.deletionTimestamp !== undefined ||
+      // The cached version is older than one the schema refused: that one needs reporting.
+      this.options.scopes.isRefused(key)
+    ) {
+      return false;
+    }
+    const identity = recordedIdentity(status);
+    if (
+      identity === undefined ||
+      idOfLabel(scope) !== identity.id ||
+      !hasFinalizer(scope, SCOPE_FINALIZER) ||
+      this.olderWithSlug(scope, spec, identity.slug) !== undefined
+    ) {
+      return false;
+    }
+    let report: HealthReport;
+    if (spec.external_created === true) {
+      report = EXTERNAL_REPORT;
+    } else {
+      const progress = this.options.provisioner.peek?.(this.target(key, scope, spec, identity));
+      if (progress?.state !== 'ready') return false;
+      report = provisionedReport(progress);
+    }
+    return canonical(this.statusFor(scope, 'active', identity, report)) === canonical(status);
+  }
+
+  /**
    * id, slug, domain and NRN. Once in status they stay (an application renamed later must not
    * move a scope's domain); until then they need the application, and 'waiting' means it is
-   * not there yet (the scope is left pending, saying so).
+   * not there yet (the scope is left pending, saying so). A status that already carries them
+   * (the facade accepts the scopes it creates itself) is taken as it is.
    */
   private async identity(
     key: string,
@@ -220,27 +283,11 @@ export class ScopeReconciler {
     spec: ScopeSpec,
   ): Promise<Identity | 'waiting'> {
     const status = scope.status ?? {};
-    const labelled = idOfLabel(scope);
-    if (
-      status.id !== undefined &&
-      status.slug !== undefined &&
-      status.domain !== undefined &&
-      status.nrn !== undefined &&
-      labelled === status.id
-    ) {
-      return { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn };
-    }
-    if (
-      status.id !== undefined &&
-      status.nrn !== undefined &&
-      status.slug !== undefined &&
-      status.domain !== undefined
-    ) {
-      await this.labelId(scope, status.id);
-      return { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn };
-    }
+    const recorded = recordedIdentity(status);
+    if (recorded !== undefined) return recorded;
     const app = applicationById(this.options.applications, spec.application_id);
     if (app?.spec === undefined) {
+      Object.assign(scope, await ensureFinalizer(this.client, scope, SCOPE_FINALIZER));
       await this.setStatus(scope, 'pending', undefined, {
         health: 'reconciling',
         reason: 'WaitingForApplication',
@@ -265,7 +312,8 @@ export class ScopeReconciler {
     if (assigning) {
       // status.id is the record (a label anyone may set, status only the operator may);
       // written guarded by resourceVersion, so a racing writer makes this fail (409,
-      // retried) and the id just allocated is never used: gaps, never duplicates.
+      // retried) and the id just allocated is never used: gaps, never duplicates. It is
+      // written before anything is provisioned for the scope, so no id is ever lost.
       const written = await this.setStatus(
         scope,
         'pending',
@@ -275,17 +323,37 @@ export class ScopeReconciler {
       );
       Object.assign(scope, written);
     }
-    if (labelled !== id) await this.labelId(scope, id);
     return identity;
   }
 
-  /** The label mirrors status.id, so `kubectl get scopes -l platform.nrn.dev/scope-id=N` works. */
-  private async labelId(scope: KubeObject<unknown, ScopeStatusBlock>, id: number): Promise<void> {
-    const updated = await this.client.patch(
+  /**
+   * The label mirroring status.id (so `kubectl get scopes -l platform.nrn.dev/scope-id=N`
+   * works) and the finalizer, in one patch when either is missing. Guarded by resourceVersion
+   * when it adds the finalizer, so it never overwrites a finalizer list changed meanwhile.
+   * Returns the object as it now is.
+   */
+  private async ensureMetadata(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    id: number,
+  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+    const finalizers = scope.metadata.finalizers ?? [];
+    const addFinalizer = !finalizers.includes(SCOPE_FINALIZER);
+    const relabel = idOfLabel(scope) !== id;
+    if (!addFinalizer && !relabel) return scope;
+    return this.client.patch(
       { namespace: scope.metadata.namespace ?? '', name: scope.metadata.name },
-      { metadata: { labels: { [SCOPE_ID_LABEL]: String(id) } } },
+      {
+        metadata: {
+          ...(addFinalizer
+            ? {
+                resourceVersion: scope.metadata.resourceVersion,
+                finalizers: [...finalizers, SCOPE_FINALIZER],
+              }
+            : {}),
+          ...(relabel ? { labels: { [SCOPE_ID_LABEL]: String(id) } } : {}),
+        },
+      },
     );
-    scope.metadata = updated.metadata;
   }
 
   /** Key of an older scope of the same application with this slug, if any. */
@@ -296,9 +364,8 @@ export class ScopeReconciler {
   ): string | undefined {
     const self = keyOf(scope.metadata);
     const older = this.options.scopes
-      .byIndex(SCOPE_APP_INDEX, String(spec.application_id))
+      .byIndex(SCOPE_SLUG_INDEX, slugKey(spec.application_id, slug))
       .filter((other) => keyOf(other.metadata) !== self)
-      .filter((other) => (other.status?.slug ?? slugify(other.spec?.name ?? '')) === slug)
       .filter((other) => olderFirst(other, scope as ScopeObject) < 0)
       .sort(olderFirst)[0];
     return older === undefined ? undefined : keyOf(older.metadata);
@@ -311,13 +378,7 @@ export class ScopeReconciler {
   ): Promise<Result | undefined> {
     if (!hasFinalizer(scope, SCOPE_FINALIZER)) return undefined;
     const status = scope.status ?? {};
-    const identity =
-      status.id !== undefined &&
-      status.slug !== undefined &&
-      status.domain !== undefined &&
-      status.nrn !== undefined
-        ? { id: status.id, slug: status.slug, domain: status.domain, nrn: status.nrn }
-        : undefined;
+    const identity = recordedIdentity(status);
     const parsed = ScopeSpecSchema.safeParse(scope.spec);
     const external = parsed.success && parsed.data.external_created === true;
     if (identity !== undefined && !external && parsed.success) {
@@ -388,19 +449,7 @@ export class ScopeReconciler {
     report: HealthReport,
     options: { guard?: boolean } = {},
   ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
-    const previous = scope.status ?? {};
-    // Keep what was assigned even while the identity cannot be recomputed (e.g. app missing).
-    const kept = identity ?? {
-      ...(previous.id !== undefined ? { id: previous.id } : {}),
-      ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
-      ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
-      ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
-    };
-    const next: ScopeStatusBlock = {
-      status: phase,
-      ...kept,
-      ...healthStatus(previous.conditions, report, scope.metadata.generation, this.now()),
-    };
+    const next = this.statusFor(scope, phase, identity, report);
     const written = await commitStatus(
       this.client,
       this.options.events,
@@ -412,6 +461,52 @@ export class ScopeReconciler {
     );
     return written ?? scope;
   }
+
+  /** The whole status for `phase`, as setStatus would write it now. */
+  private statusFor(
+    scope: KubeObject<unknown, ScopeStatusBlock>,
+    phase: ScopeStatus,
+    identity: Identity | undefined,
+    report: HealthReport,
+  ): ScopeStatusBlock {
+    const previous = scope.status ?? {};
+    // Keep what was assigned even while the identity cannot be recomputed (e.g. app missing).
+    const kept = identity ?? {
+      ...(previous.id !== undefined ? { id: previous.id } : {}),
+      ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
+      ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
+      ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
+    };
+    return {
+      status: phase,
+      ...kept,
+      ...healthStatus(previous.conditions, report, scope.metadata.generation, this.now()),
+    };
+  }
+}
+
+const EXTERNAL_REPORT: HealthReport = {
+  health: 'ready',
+  reason: 'ExternallyProvisioned',
+  message: 'scope is provisioned externally',
+};
+
+function provisionedReport(progress: Extract<Progress, { state: 'ready' }>): HealthReport {
+  const namespace = progress.outputs?.namespace;
+  return {
+    health: 'ready',
+    reason: 'Provisioned',
+    message: `scope is active${namespace ? ` in namespace ${namespace}` : ''}`,
+  };
+}
+
+/** The identity a status records, when it records all of it. */
+function recordedIdentity(status: ScopeStatusBlock): Identity | undefined {
+  const { id, slug, domain, nrn } = status;
+  if (id === undefined || slug === undefined || domain === undefined || nrn === undefined) {
+    return undefined;
+  }
+  return { id, slug, domain, nrn };
 }
 
 function idOfLabel(scope: KubeObject): number | undefined {

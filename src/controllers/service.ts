@@ -13,11 +13,14 @@ import {
   ServiceSpec as ServiceSpecSchema,
   type ServiceStatus,
   type ServiceStatusBlock,
+  ServiceStatusBlock as ServiceStatusSchema,
 } from '../api/index.js';
 import {
   type BackoffOptions,
   backoffDelay,
+  defineResource,
   type Informer,
+  type InformerOptions,
   isNotFound,
   type Kube,
   type KubeObject,
@@ -105,8 +108,24 @@ export const DEFAULT_PROVIDER_BACKOFF: BackoffOptions = {
 /** Services without schemas: an invalid spec must still be read, to be reported. */
 export const RawServices = rawKind('Service', 'services');
 
+/**
+ * Services as the operator's informer caches them. The reconciler reads each service from the
+ * API, so the cache only wakes it, maps a specification to the services that name it, and
+ * counts services by status for metrics: the rest of a service (attributes, conditions,
+ * messages: about 1 KiB each, which 100,000 services make 100 MiB) is validated, then not
+ * kept. An invalid service is still refused, and so still reported.
+ */
+export const CachedServices = defineResource({
+  ...Services,
+  spec: ServiceSpecSchema.transform(({ specification_id }) => ({ specification_id })),
+  status: ServiceStatusSchema.transform(({ status }) => (status !== undefined ? { status } : {})),
+});
+
 type RawService = KubeObject<unknown, ServiceStatusBlock>;
-export type ServiceInformer = Informer<ServiceSpec, ServiceStatusBlock>;
+export type ServiceInformer = Informer<
+  Pick<ServiceSpec, 'specification_id'>,
+  Pick<ServiceStatusBlock, 'status'>
+>;
 
 interface Pace {
   readonly generation: number | undefined;
@@ -785,6 +804,8 @@ export interface ServiceControllersOptions {
   readonly log: Logger;
   readonly events: EventRecorder;
   readonly resyncMs?: number;
+  /** Applied to what the informers cache (see kube's leanObject). */
+  readonly transform?: InformerOptions['transform'];
   readonly backoff?: BackoffOptions;
 }
 
@@ -794,9 +815,12 @@ export function serviceControllers(options: ServiceControllersOptions): {
   controllers: Controller[];
 } {
   const { kube, log, events } = options;
-  const resync = options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {};
-  const specifications = kube.informer(ServiceSpecifications, resync);
-  const services = kube.informer(Services, resync);
+  const informerOptions = {
+    ...(options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {}),
+    ...(options.transform !== undefined ? { transform: options.transform } : {}),
+  };
+  const specifications = kube.informer(ServiceSpecifications, informerOptions);
+  const services = kube.informer(CachedServices, informerOptions);
   indexSpecifications(specifications);
   indexServices(services);
   const schemas = new SchemaCache();

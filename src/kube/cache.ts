@@ -4,12 +4,17 @@ import { keyOf } from './client.js';
 
 export type IndexFunction<O> = (object: O) => readonly string[];
 
+/**
+ * One value and one key (the usual case: most index values name one object, most objects have
+ * one value) are kept as the string itself, not in a Set or an array: with 100,000 objects
+ * cached, that spares some 400 bytes per value.
+ */
 interface Index<O> {
   readonly fn: IndexFunction<O>;
-  /** value -> keys of the objects that have it */
-  readonly byValue: Map<string, Set<string>>;
-  /** key -> the values it was filed under, to unfile it without re-running fn on the old object */
-  readonly byKey: Map<string, readonly string[]>;
+  /** value -> key(s) of the objects that have it */
+  readonly byValue: Map<string, string | Set<string>>;
+  /** key -> the value(s) it was filed under, to unfile it without re-running fn on the old object */
+  readonly byKey: Map<string, string | readonly string[]>;
 }
 
 export interface CacheDiff<O> {
@@ -72,7 +77,7 @@ export class ObjectCache<O extends Meta> {
     const keys = index.byValue.get(value);
     if (keys === undefined) return [];
     const out: O[] = [];
-    for (const key of keys) {
+    for (const key of typeof keys === 'string' ? [keys] : keys) {
       const object = this.objects.get(key);
       if (object !== undefined) out.push(object);
     }
@@ -92,8 +97,11 @@ export class ObjectCache<O extends Meta> {
     const old = this.objects.get(key);
     this.objects.set(key, object);
     for (const index of this.indexes.values()) {
+      // Most updates leave the indexed values as they were: nothing to refile then.
+      const values = index.fn(object);
+      if (old !== undefined && sameValues(index.byKey.get(key), values)) continue;
       unfile(index, key);
-      file(index, key, object);
+      file(index, key, object, values);
     }
     return old;
   }
@@ -128,28 +136,41 @@ export class ObjectCache<O extends Meta> {
   }
 }
 
-function file<O>(index: Index<O>, key: string, object: O): void {
-  const values = [...new Set(index.fn(object))];
+function file<O>(index: Index<O>, key: string, object: O, values = index.fn(object)): void {
   if (values.length === 0) return;
-  index.byKey.set(key, values);
-  for (const value of values) {
-    let keys = index.byValue.get(value);
-    if (keys === undefined) {
-      keys = new Set();
-      index.byValue.set(value, keys);
-    }
-    keys.add(key);
+  const unique = values.length === 1 ? values : [...new Set(values)];
+  index.byKey.set(key, unique.length === 1 ? (unique[0] as string) : unique);
+  for (const value of unique) {
+    const keys = index.byValue.get(value);
+    if (keys === undefined) index.byValue.set(value, key);
+    else if (typeof keys !== 'string') keys.add(key);
+    else if (keys !== key) index.byValue.set(value, new Set([keys, key]));
   }
 }
 
 function unfile<O>(index: Index<O>, key: string): void {
-  const values = index.byKey.get(key);
-  if (values === undefined) return;
+  const filed = index.byKey.get(key);
+  if (filed === undefined) return;
   index.byKey.delete(key);
-  for (const value of values) {
+  for (const value of typeof filed === 'string' ? [filed] : filed) {
     const keys = index.byValue.get(value);
     if (keys === undefined) continue;
+    if (typeof keys === 'string') {
+      if (keys === key) index.byValue.delete(value);
+      continue;
+    }
     keys.delete(key);
     if (keys.size === 0) index.byValue.delete(value);
   }
+}
+
+/** Whether `values` are what was filed (order and repeats aside). */
+function sameValues(
+  filed: string | readonly string[] | undefined,
+  values: readonly string[],
+): boolean {
+  if (filed === undefined) return values.length === 0;
+  if (typeof filed === 'string') return values.length > 0 && values.every((v) => v === filed);
+  const unique = new Set(values);
+  return unique.size === filed.length && filed.every((v) => unique.has(v));
 }

@@ -1,5 +1,7 @@
 // List+watch of one kind into an indexed cache, that never stops on its own: it re-watches,
 // relists after 410, retries everything else with backoff, resyncs, and stops only on stop().
+// Objects can be trimmed on their way in (a transform), and keys whose latest version the
+// schema refused are known, so a reader can tell a stale cached version from a current one.
 import type { Logger } from 'pino';
 import { type BackoffOptions, backoffDelay, between, DEFAULT_BACKOFF } from './backoff.js';
 import { type CacheDiff, type IndexFunction, ObjectCache } from './cache.js';
@@ -21,6 +23,13 @@ export interface InformerOptions {
   readonly backoff?: BackoffOptions;
   /** Page size of lists. */
   readonly pageSize?: number;
+  /**
+   * Applied to every object once it is parsed, before it is cached or handed to a listener
+   * (client-go's SetTransform): what no reader needs, dropped here, costs no memory for as
+   * long as the object stays cached. It must keep name, namespace and resourceVersion (the
+   * cache and the watch live on them). See `leanObject` and `metadataOnly` (./lean.ts).
+   */
+  readonly transform?: <O extends KubeObject<unknown, unknown>>(object: O) => O;
 }
 
 export interface InformerListeners<O> {
@@ -69,6 +78,8 @@ export class Informer<Spec = unknown, Status = unknown> {
   private resyncTimer: NodeJS.Timeout | undefined;
   private syncWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   private resourceVersion: string | undefined;
+  /** Keys whose latest version seen was refused by the schema (the cached one is older). */
+  private readonly refusedKeys = new Set<string>();
   /** How many lists this informer made (for tests and metrics). */
   lists = 0;
   /** How many watch requests this informer made. */
@@ -104,6 +115,14 @@ export class Informer<Spec = unknown, Status = unknown> {
 
   byIndex(name: string, value: string): KubeObject<Spec, Status>[] {
     return this.cache.byIndex(name, value);
+  }
+
+  /**
+   * True when the latest version seen of `key` was refused by the schema: what the cache holds
+   * for it (if anything) is an older version, so only the API can say how the object stands.
+   */
+  isRefused(key: string): boolean {
+    return this.refusedKeys.has(key);
   }
 
   /** Starts list+watch; resolves once the first list is in the cache. */
@@ -191,6 +210,8 @@ export class Informer<Spec = unknown, Status = unknown> {
     if (this.stopped) return resourceVersion;
     // Objects our schema refuses keep their earlier valid version, as a watch update would.
     const kept = [...invalid].flatMap((key) => this.cache.getByKey(key) ?? []);
+    this.refusedKeys.clear();
+    for (const key of invalid) this.refusedKeys.add(key);
     const diff = this.cache.replace([...items, ...kept]);
     this.emitDiff(diff);
     this.log.debug(
@@ -208,7 +229,7 @@ export class Informer<Spec = unknown, Status = unknown> {
 
   private parseItem(raw: unknown, invalid: Set<string>): KubeObject<Spec, Status> | undefined {
     try {
-      return this.client.parse(raw);
+      return this.transformed(this.client.parse(raw));
     } catch (error) {
       if (!(error instanceof KubeSchemaError)) throw error;
       invalid.add(error.objectKey);
@@ -270,32 +291,43 @@ export class Informer<Spec = unknown, Status = unknown> {
             const key = event.error.objectKey;
             // Gone is gone, whatever its last version looked like.
             if (event.eventType === 'DELETED') {
+              this.refusedKeys.delete(key);
               const old = this.cache.remove(key);
               if (old !== undefined) this.emit('delete', old);
               return;
             }
+            this.refusedKeys.add(key);
             this.emit('invalid', event.error, key);
             return;
           }
           case 'DELETED': {
-            const key = keyOf(event.object.metadata);
-            this.advance(event.object);
-            if (this.cache.remove(key) !== undefined) this.emit('delete', event.object);
+            const object = this.transformed(event.object);
+            const key = keyOf(object.metadata);
+            this.advance(object);
+            this.refusedKeys.delete(key);
+            if (this.cache.remove(key) !== undefined) this.emit('delete', object);
             return;
           }
           case 'ADDED':
           case 'MODIFIED': {
-            this.advance(event.object);
-            const old = this.cache.upsert(event.object);
-            if (old === undefined) this.emit('add', event.object);
-            else if (old.metadata.resourceVersion !== event.object.metadata.resourceVersion) {
-              this.emit('update', event.object, old);
+            const object = this.transformed(event.object);
+            this.advance(object);
+            this.refusedKeys.delete(keyOf(object.metadata));
+            const old = this.cache.upsert(object);
+            if (old === undefined) this.emit('add', object);
+            else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) {
+              this.emit('update', object, old);
             }
             return;
           }
         }
       },
     );
+  }
+
+  private transformed(object: KubeObject<Spec, Status>): KubeObject<Spec, Status> {
+    const transform = this.options.transform;
+    return transform === undefined ? object : transform(object);
   }
 
   private advance(object: KubeObject<Spec, Status>): void {

@@ -16,6 +16,8 @@ import {
   type Kube,
   type KubeObject,
   KubeTransportError,
+  LAST_APPLIED_ANNOTATION,
+  leanObject,
   Namespaces,
   Scopes,
 } from '../../src/kube/index.js';
@@ -141,21 +143,77 @@ describe('kube informer', () => {
       expect(invalid).toEqual([
         `${ns}/s-3 spec.name: Too big: expected string to have <=3 characters`,
       ]);
+      expect(informer.isRefused(`${ns}/s-3`)).toBe(true);
+      expect(informer.isRefused(`${ns}/s-1`)).toBe(false);
 
       // An update to an invalid spec: reported, and the last valid version stays cached.
       await scopes.patch({ namespace: ns, name: 's-1' }, { spec: { name: 'now-too-long' } });
       await until(() => invalid.length === 2);
       expect(invalid[1]).toMatch(new RegExp(`^${ns}/s-1 spec.name: `));
       expect(informer.cache.get(ns, 's-1')?.spec?.name).toBe('ok1');
+      // ... and a reader can tell that what is cached for it is not its latest version.
+      expect(informer.isRefused(`${ns}/s-1`)).toBe(true);
+      await scopes.patch({ namespace: ns, name: 's-3' }, { spec: { name: 'ok3' } });
+      await until(() => events.includes('add s-3'));
+      expect(informer.isRefused(`${ns}/s-3`)).toBe(false);
 
       // Deleting it removes it, whatever its last version looked like; the watch goes on.
       await scopes.delete({ namespace: ns, name: 's-1' });
       await until(() => events.includes('delete s-1'));
       await scopes.create(labelled('s-4', 'ok4'));
       await until(() => events.includes('add s-4'));
-      expect(names(informer.cache.list())).toEqual(['s-2', 's-4']);
+      expect(names(informer.cache.list())).toEqual(['s-2', 's-3', 's-4']);
+      expect(informer.isRefused(`${ns}/s-1`)).toBe(false);
       expect(errors).toEqual([]);
       expect(informer.lists).toBe(1);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('transforms objects before caching and emitting them (leanObject drops managedFields)', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const annotations = {
+      [LAST_APPLIED_ANNOTATION]: '{"a":"copy"}',
+      keep: 'me',
+    };
+    await configMaps.apply(
+      { metadata: { name: 'lean-1', namespace: ns, labels: { set: 'lean' }, annotations } },
+      { fieldManager: 'test' },
+    );
+    const raw = await configMaps.get({ namespace: ns, name: 'lean-1' });
+    expect(raw.metadata.managedFields).toBeDefined();
+    const informer = kube.informer(ConfigMaps, {
+      namespace: ns,
+      labelSelector: 'set=lean',
+      transform: leanObject,
+    });
+    const seen: KubeObject[] = [];
+    informer.on('add', (o) => seen.push(o));
+    informer.on('update', (o) => seen.push(o));
+    await informer.start();
+    try {
+      // From the list, then from the watch.
+      await configMaps.apply(
+        {
+          metadata: {
+            name: 'lean-2',
+            namespace: ns,
+            labels: { set: 'lean' },
+            annotations: { [LAST_APPLIED_ANNOTATION]: '{}' },
+          },
+        },
+        { fieldManager: 'test' },
+      );
+      await until(() => seen.length === 2);
+      for (const object of [...seen, ...informer.cache.list()]) {
+        expect(object.metadata.managedFields).toBeUndefined();
+        expect(object.metadata.annotations?.[LAST_APPLIED_ANNOTATION]).toBeUndefined();
+      }
+      expect(informer.cache.get(ns, 'lean-1')?.metadata.annotations).toEqual({ keep: 'me' });
+      // Nothing else left: the annotations are gone with their only entry.
+      expect(informer.cache.get(ns, 'lean-2')?.metadata.annotations).toBeUndefined();
+      expect(informer.cache.get(ns, 'lean-2')?.metadata.uid).toBeDefined();
     } finally {
       await informer.stop();
     }

@@ -1,6 +1,7 @@
 // The `namespace` provisioner of scopes: a dedicated Namespace labelled with the scope's NRN
 // and id, a ResourceQuota and a LimitRange derived from requested_spec, and a ServiceAccount,
-// all applied server-side under one field manager, and removed with the Namespace.
+// all applied server-side under one field manager (only those the caches do not already show
+// as desired), and removed with the Namespace.
 import type { RequestedSpec } from '../../api/index.js';
 import {
   isNotFound,
@@ -164,31 +165,17 @@ export class NamespaceProvisioner implements ScopeProvisioner {
   async ensure(target: ScopeTarget): Promise<Progress> {
     const desired = desiredChildren(target);
     const nsName = scopeNamespaceName(target.id);
-    const existing = await this.currentNamespace(nsName);
-    if (existing !== undefined) {
-      const owner = existing.metadata.labels?.[SCOPE_UID_LABEL];
-      if (owner !== target.uid) {
-        return {
-          state: 'failed',
-          reason: 'NamespaceTaken',
-          message: `namespace ${nsName} exists and does not belong to this scope`,
-        };
-      }
-      if (existing.metadata.deletionTimestamp !== undefined) {
-        return {
-          state: 'in_progress',
-          message: `namespace ${nsName} is terminating`,
-          retryAfterMs: 1000,
-        };
-      }
-    }
-    if (this.upToDate(desired)) return { state: 'ready', outputs: { namespace: nsName } };
+    const refused = this.refusal(target, await this.currentNamespace(nsName));
+    if (refused !== undefined) return refused;
+    const stale = desired.filter((child) => !this.upToDate(child));
+    if (stale.length === 0) return { state: 'ready', outputs: { namespace: nsName } };
     try {
-      for (const child of desired) {
-        const client = this.clients[child.kind];
-        if (client === undefined) continue;
-        await client.apply(child, { fieldManager: FIELD_MANAGER, force: true });
-      }
+      // The Namespace first (the others live in it), then the rest side by side.
+      const [first, ...rest] = stale;
+      if (first?.kind === 'Namespace') await this.apply(first);
+      const others = first?.kind === 'Namespace' ? rest : stale;
+      const results = await Promise.allSettled(others.map((child) => this.apply(child)));
+      for (const result of results) if (result.status === 'rejected') throw result.reason;
     } catch (error) {
       // A refusal (400, 403, 422) will not fix itself; conflicts, 5xx and network errors are
       // thrown on, for the work queue to retry with backoff.
@@ -206,6 +193,17 @@ export class NamespaceProvisioner implements ScopeProvisioner {
       }
       throw error;
     }
+    return { state: 'ready', outputs: { namespace: nsName } };
+  }
+
+  peek(target: ScopeTarget): Progress | undefined {
+    const nsName = scopeNamespaceName(target.id);
+    const cached = this.lookup.namespace(nsName);
+    // Not cached: only a request can say whether someone else's namespace has the name.
+    if (cached === undefined) return undefined;
+    const refused = this.refusal(target, cached);
+    if (refused !== undefined) return refused;
+    if (!desiredChildren(target).every((child) => this.upToDate(child))) return undefined;
     return { state: 'ready', outputs: { namespace: nsName } };
   }
 
@@ -250,23 +248,48 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     }
   }
 
-  /** Every child is in the caches with the current spec hash: nothing to write. */
-  private upToDate(desired: readonly KubeObject[]): boolean {
-    return desired.every((child) => {
-      const found =
-        child.kind === 'Namespace'
-          ? this.lookup.namespace(child.metadata.name)
-          : this.lookup.inNamespace(
-              child.kind as 'ResourceQuota' | 'LimitRange' | 'ServiceAccount',
-              child.metadata.namespace ?? '',
-              child.metadata.name,
-            );
-      return (
-        found !== undefined &&
-        found.metadata.deletionTimestamp === undefined &&
-        found.metadata.annotations?.[SPEC_HASH_ANNOTATION] ===
-          child.metadata.annotations?.[SPEC_HASH_ANNOTATION]
-      );
-    });
+  /** Why the scope's namespace cannot be used as it is, if it cannot. */
+  private refusal(target: ScopeTarget, existing: KubeObject | undefined): Progress | undefined {
+    if (existing === undefined) return undefined;
+    const nsName = existing.metadata.name;
+    if (existing.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) {
+      return {
+        state: 'failed',
+        reason: 'NamespaceTaken',
+        message: `namespace ${nsName} exists and does not belong to this scope`,
+      };
+    }
+    if (existing.metadata.deletionTimestamp !== undefined) {
+      return {
+        state: 'in_progress',
+        message: `namespace ${nsName} is terminating`,
+        retryAfterMs: 1000,
+      };
+    }
+    return undefined;
+  }
+
+  private apply(child: KubeObject): Promise<unknown> {
+    const client = this.clients[child.kind];
+    if (client === undefined) return Promise.resolve();
+    return client.apply(child, { fieldManager: FIELD_MANAGER, force: true });
+  }
+
+  /** The child is in the caches with the current spec hash: nothing to write. */
+  private upToDate(child: KubeObject): boolean {
+    const found =
+      child.kind === 'Namespace'
+        ? this.lookup.namespace(child.metadata.name)
+        : this.lookup.inNamespace(
+            child.kind as 'ResourceQuota' | 'LimitRange' | 'ServiceAccount',
+            child.metadata.namespace ?? '',
+            child.metadata.name,
+          );
+    return (
+      found !== undefined &&
+      found.metadata.deletionTimestamp === undefined &&
+      found.metadata.annotations?.[SPEC_HASH_ANNOTATION] ===
+        child.metadata.annotations?.[SPEC_HASH_ANNOTATION]
+    );
   }
 }

@@ -25,6 +25,12 @@ export interface ScopeProvisioner {
   readonly type: string;
   /** Makes the scope's resources exist as desired; throws only errors worth a retry. */
   ensure(target: ScopeTarget): Promise<Progress>;
+  /**
+   * What ensure() would answer, when the provisioner can tell from what it has cached without
+   * a request; undefined when it cannot (or would have work to do). Lets a settled scope's
+   * reconcile cost nothing.
+   */
+  peek?(target: ScopeTarget): Progress | undefined;
   /** Removes them; 'ready' once nothing is left. */
   remove(target: ScopeTarget): Promise<Progress>;
 }

@@ -57,6 +57,19 @@ describe('ObjectCache', () => {
     cache.remove('ns/s3');
     expect(names(cache.byIndex('app', 'two'))).toEqual(['s2']);
     expect(cache.byIndex('app', 'nothing')).toEqual([]);
+
+    // An update keeping its value, then a value gaining and losing objects one by one.
+    cache.upsert(obj('ns', 's2', '3', 'two'));
+    expect(names(cache.byIndex('app', 'two'))).toEqual(['s2']);
+    cache.upsert(obj('ns', 's4', '1', 'two'));
+    cache.upsert(obj('ns', 's5', '1', 'two'));
+    expect(names(cache.byIndex('app', 'two'))).toEqual(['s2', 's4', 's5']);
+    cache.remove('ns/s2');
+    cache.remove('ns/s4');
+    expect(names(cache.byIndex('app', 'two'))).toEqual(['s5']);
+    cache.upsert(obj('ns', 's5', '2', 'three'));
+    expect(cache.indexValues('app')).toEqual(['three']);
+    expect(names(cache.byIndex('app', 'three'))).toEqual(['s5']);
   });
 
   it('indexes objects cached before the index was added', () => {
@@ -71,9 +84,14 @@ describe('ObjectCache', () => {
   it('files an object under each of several values once', () => {
     const cache = new ObjectCache<Obj>();
     cache.addIndex('multi', () => ['a', 'b', 'a']);
+    cache.addIndex('twice', () => ['c', 'c']);
     cache.upsert(obj('ns', 'x', '1'));
     expect(cache.byIndex('multi', 'a')).toHaveLength(1);
     expect(cache.byIndex('multi', 'b')).toHaveLength(1);
+    expect(cache.byIndex('twice', 'c')).toHaveLength(1);
+    cache.remove('ns/x');
+    expect(cache.indexValues('multi')).toEqual([]);
+    expect(cache.indexValues('twice')).toEqual([]);
   });
 
   it('replace reports what a relist changed and leaves the indexes right', () => {

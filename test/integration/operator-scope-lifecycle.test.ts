@@ -1,0 +1,249 @@
+// The Scope reconciler driven pass by pass against a cluster, with a provisioner the test
+// controls: which lifecycle values and Events a scope goes through when provisioning takes one
+// pass or several, what a scope the facade accepted itself keeps, and what each pass costs in
+// requests (the reconciler has a connection of its own, so its requests are counted exactly).
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type {
+  ApplicationSpec,
+  ApplicationStatus,
+  ScopeSpec,
+  ScopeStatusBlock,
+} from '../../src/api/index.js';
+import { indexApplications } from '../../src/controllers/application.js';
+import { IdAllocator } from '../../src/controllers/ids.js';
+import type {
+  Progress,
+  ScopeProvisioner,
+  ScopeTarget,
+} from '../../src/controllers/provisioners/types.js';
+import { indexScopes, SCOPE_FINALIZER, ScopeReconciler } from '../../src/controllers/scope.js';
+import { EventRecorder } from '../../src/controllers/status.js';
+import {
+  Applications,
+  connect,
+  Events,
+  type Informer,
+  type Kube,
+  leanObject,
+  Namespaces,
+  Scopes,
+} from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { sleep } from '../support/wait.js';
+
+const log = silentLogger();
+const APP_ID = 31;
+
+/** Ready after `slowPasses` passes that report in_progress. */
+class StubProvisioner implements ScopeProvisioner {
+  readonly type = 'stub';
+  private readonly passes = new Map<string, number>();
+
+  constructor(private readonly slowPasses: number) {}
+
+  async ensure(target: ScopeTarget): Promise<Progress> {
+    const done = this.passes.get(target.key) ?? 0;
+    this.passes.set(target.key, done + 1);
+    if (done < this.slowPasses) {
+      return { state: 'in_progress', message: 'stub is working', retryAfterMs: 10 };
+    }
+    return { state: 'ready', outputs: { namespace: `stub-${target.id}` } };
+  }
+
+  peek(target: ScopeTarget): Progress | undefined {
+    const done = this.passes.get(target.key) ?? 0;
+    return done > this.slowPasses
+      ? { state: 'ready', outputs: { namespace: `stub-${target.id}` } }
+      : undefined;
+  }
+
+  async remove(): Promise<Progress> {
+    return { state: 'ready' };
+  }
+}
+
+describe('scope lifecycle, pass by pass', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  /** The reconciler's own connection: its stats are its requests only. */
+  let own: Kube;
+  let ns: string;
+  let opNs: string;
+  let scopes: Informer<ScopeSpec, ScopeStatusBlock>;
+  let applications: Informer<ApplicationSpec, ApplicationStatus>;
+  let ids: IdAllocator;
+
+  const reconcilerWith = (provisioner: ScopeProvisioner) =>
+    new ScopeReconciler({
+      kube: own,
+      log,
+      scopes,
+      applications,
+      events: new EventRecorder(own, 'nrn-operator', 'test-instance', log),
+      ids,
+      provisioner,
+    });
+  const createScope = (name: string) =>
+    kube.resource(Scopes).create({
+      metadata: { name, namespace: ns },
+      spec: {
+        name,
+        type: 'web_pool',
+        application_id: APP_ID,
+        requested_spec: { memory_in_gb: 1, cpu_profile: 'standard', local_storage_in_gb: 5 },
+      },
+    });
+  const read = (name: string) => kube.resource(Scopes).get({ namespace: ns, name });
+  /** One pass, and the requests it made. */
+  const pass = async (reconciler: ScopeReconciler, name: string) => {
+    const before = own.stats.requests;
+    const result = await reconciler.reconcile(`${ns}/${name}`, { log });
+    return { result, requests: own.stats.requests - before };
+  };
+  const eventReasons = async (name: string) => {
+    const list = await kube
+      .resource(Events)
+      .list({ namespace: ns, fieldSelector: `involvedObject.name=${name}` });
+    return list.items
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
+      .map((e) => (e as unknown as { reason: string }).reason);
+  };
+  /** Until the scope informer holds the scope as it is on the server. */
+  const cached = async (name: string) => {
+    const current = await read(name);
+    const deadline = Date.now() + 10_000;
+    while (
+      scopes.cache.get(ns, name)?.metadata.resourceVersion !== current.metadata.resourceVersion
+    ) {
+      if (Date.now() > deadline) throw new Error(`${name} not cached in time`);
+      await sleep(10);
+    }
+  };
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    own = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('scope-lifecycle');
+    opNs = uniqueName('scope-lifecycle-system');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    await kube.resource(Namespaces).create({ metadata: { name: opNs } });
+    ids = new IdAllocator(own, { namespace: opNs });
+    scopes = kube.informer(Scopes, { namespace: ns, transform: leanObject });
+    applications = kube.informer(Applications, { namespace: ns });
+    indexScopes(scopes);
+    indexApplications(applications);
+    await Promise.all([scopes.start(), applications.start()]);
+    await kube.resource(Applications).create({
+      metadata: { name: 'lifecycle', namespace: ns },
+      spec: {
+        id: APP_ID,
+        name: 'lifecycle',
+        nrn: `organization=1:account=2:namespace=3:application=${APP_ID}`,
+      },
+    });
+    while (applications.cache.size === 0) await sleep(10);
+  });
+  afterAll(async () => {
+    await scopes?.stop();
+    await applications?.stop();
+    if (cluster !== undefined && cluster.kind !== 'local') {
+      await kubectl(cluster, ['delete', 'namespace', ns, opNs, '--wait=false']);
+    }
+    kube?.close();
+    own?.close();
+    await cluster?.close();
+  });
+
+  it('provisioned in one pass: pending, then active, with one Event for each', async () => {
+    const reconciler = reconcilerWith(new StubProvisioner(0));
+    await createScope('quick');
+    const first = await pass(reconciler, 'quick');
+    expect(first.result).toBeUndefined();
+    // GET, the counter (none yet: GET 404, create), pending, its Event, label + finalizer in
+    // one patch, active, its Event.
+    expect(first.requests).toBe(8);
+    const scope = await read('quick');
+    expect(scope.status?.status).toBe('active');
+    expect(scope.status?.observedGeneration).toBe(scope.metadata.generation);
+    expect(scope.metadata.labels?.['platform.nrn.dev/scope-id']).toBe(String(scope.status?.id));
+    expect(scope.metadata.finalizers).toContain(SCOPE_FINALIZER);
+    expect(await eventReasons('quick')).toEqual(['Accepted', 'Provisioned']);
+
+    // Settled, and the cache shows it: another pass reads and writes nothing.
+    await cached('quick');
+    expect((await pass(reconciler, 'quick')).requests).toBe(0);
+  });
+
+  it('provisioning over several passes writes creating in between', async () => {
+    const reconciler = reconcilerWith(new StubProvisioner(2));
+    await createScope('slow');
+    const first = await pass(reconciler, 'slow');
+    expect(first.result?.requeueAfter).toBe(10);
+    const creating = await read('slow');
+    expect(creating.status?.status).toBe('creating');
+    expect(creating.status?.conditions?.find((c) => c.type === 'Reconciling')).toMatchObject({
+      status: 'True',
+      reason: 'Provisioning',
+    });
+    // Still in progress: nothing changed, so nothing is written, only read.
+    const second = await pass(reconciler, 'slow');
+    expect(second.result?.requeueAfter).toBe(10);
+    expect(second.requests).toBe(1);
+    await pass(reconciler, 'slow');
+    expect((await read('slow')).status?.status).toBe('active');
+    expect(await eventReasons('slow')).toEqual(['Accepted', 'Provisioning', 'Provisioned']);
+  });
+
+  it('keeps the identity the facade wrote into status, and allocates none', async () => {
+    const reconciler = reconcilerWith(new StubProvisioner(0));
+    const created = await kube.resource(Scopes).create({
+      metadata: {
+        name: 'by-facade',
+        namespace: ns,
+        labels: { 'platform.nrn.dev/scope-id': '900001' },
+      },
+      spec: {
+        name: 'by-facade',
+        type: 'web_pool',
+        application_id: APP_ID,
+        requested_spec: { memory_in_gb: 1 },
+      },
+    });
+    const identity = {
+      id: 900001,
+      slug: 'by-facade',
+      domain: 'lifecycle-by-facade-abcde.nrn.local',
+      nrn: `organization=1:account=2:namespace=3:application=${APP_ID}:scope=900001`,
+    };
+    await kube.resource(Scopes).patchStatus(
+      { namespace: ns, name: 'by-facade' },
+      {
+        metadata: { resourceVersion: created.metadata.resourceVersion },
+        status: { status: 'pending', ...identity },
+      },
+    );
+    const { requests } = await pass(reconciler, 'by-facade');
+    // GET, finalizer (the label is there already), active, its Event: no id allocated.
+    expect(requests).toBe(4);
+    const scope = await read('by-facade');
+    expect(scope.status).toMatchObject({ status: 'active', ...identity });
+    expect(scope.metadata.labels?.['platform.nrn.dev/scope-id']).toBe('900001');
+    expect(scope.metadata.finalizers).toContain(SCOPE_FINALIZER);
+  });
+
+  it('ids handed to scopes reconciled side by side are distinct', async () => {
+    const reconciler = reconcilerWith(new StubProvisioner(0));
+    const names = Array.from({ length: 12 }, (_, i) => `side-${i}`);
+    await Promise.all(names.map(createScope));
+    await Promise.all(names.map((name) => pass(reconciler, name)));
+    const got = await Promise.all(names.map(read));
+    const assigned = got.map((s) => s.status?.id);
+    expect(got.every((s) => s.status?.status === 'active')).toBe(true);
+    expect(new Set(assigned).size).toBe(names.length);
+  });
+});
