@@ -11,7 +11,14 @@ import { DEFAULT_BASE_DOMAIN } from '../controllers/names.js';
 import { indexScopes } from '../controllers/scope.js';
 import { readSecret } from '../controllers/secrets.js';
 import { EventRecorder } from '../controllers/status.js';
-import { Applications, type Kube, Scopes, ServiceSpecifications, Services } from '../kube/index.js';
+import {
+  Applications,
+  type Kube,
+  leanObject,
+  Scopes,
+  ServiceSpecifications,
+  Services,
+} from '../kube/index.js';
 import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
 import { ServiceCatalog } from './catalog.js';
@@ -48,10 +55,12 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
   if (options.auth.mode === 'none' && !isLoopback(host)) {
     throw new Error(`facade auth "none" is refused on ${host}: bind it to a loopback address`);
   }
-  const services = kube.informer(Services);
-  const specifications = kube.informer(ServiceSpecifications);
-  const scopes = kube.informer(Scopes);
-  const applications = kube.informer(Applications);
+  // What the facade never reads (managedFields, kubectl's last-applied copy) is not cached.
+  const lean = { transform: leanObject };
+  const services = kube.informer(Services, lean);
+  const specifications = kube.informer(ServiceSpecifications, lean);
+  const scopes = kube.informer(Scopes, lean);
+  const applications = kube.informer(Applications, lean);
   indexScopes(scopes);
   indexScopeIds(scopes);
   indexApplications(applications);

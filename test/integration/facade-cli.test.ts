@@ -54,7 +54,12 @@ async function stop(child: ChildProcess): Promise<number | null> {
 
 describe('facade: served by the nrn-operator command', () => {
   const dirs: string[] = [];
+  // Stopped here too: a test that times out must not leave servers behind.
+  const children: ChildProcess[] = [];
   afterAll(async () => {
+    for (const child of children) {
+      if (child.exitCode === null && child.signalCode === null) await stop(child);
+    }
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
@@ -64,6 +69,7 @@ describe('facade: served by the nrn-operator command', () => {
     const dir = await mkdtemp(join(tmpdir(), 'nrn-facade-cli-'));
     dirs.push(dir);
     const first = await startLocal(dir);
+    children.push(first.child);
     const printed = /facade token \(kept in (\S+)\): (\S+)/.exec(first.lines.join('\n'));
     expect(printed?.[1]).toBe(join(dir, 'token'));
     const token = printed?.[2] ?? '';
@@ -81,6 +87,7 @@ describe('facade: served by the nrn-operator command', () => {
 
     // A restart keeps the token (scripts keep working) and does not print it again.
     const second = await startLocal(dir);
+    children.push(second.child);
     expect(second.lines.join('\n')).not.toContain(token);
     const again = /facade at (http:\/\/\S+)/.exec(second.lines.join('\n'))?.[1] ?? '';
     const kept = await fetch(`${again}/service`, { headers: { authorization: `Bearer ${token}` } });
@@ -92,6 +99,7 @@ describe('facade: served by the nrn-operator command', () => {
     const dir = await mkdtemp(join(tmpdir(), 'nrn-facade-run-'));
     dirs.push(dir);
     const plane = await startControlPlaneProcess(dir);
+    children.push(plane.child);
     // On a cluster the CRDs come first (kubectl apply -f crds/), then `nrn-operator run`.
     const crds = await execFileAsync('kubectl', [
       '--kubeconfig',
@@ -102,6 +110,7 @@ describe('facade: served by the nrn-operator command', () => {
     ]);
     expect(crds.stdout).toContain('created');
     const operator = startOperatorProcess(plane.kubeconfigPath);
+    children.push(operator.child);
     try {
       const listening = await operator.waitForLog((l) => l.msg === 'facade listening', 60_000);
       expect(listening.auth).toBe('kubernetes');
