@@ -2,7 +2,7 @@
 // concurrent keep-alive connections, watch delivery latency with 100 watchers, and RSS per
 // stored object with 100,000 small objects. The server runs in its own process.
 //   npm run bench:local-api            (BENCH_CREATES, BENCH_OBJECTS to scale it)
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { call, percentile } from './support/api.js';
+import { type Lines, linesOf, node } from './support/processes.js';
 
 const CONNECTIONS = 16;
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000);
@@ -22,21 +23,15 @@ interface Server {
   url: URL;
   token: string;
   agent: https.Agent;
-  lines: AsyncIterator<string>;
+  lines: Lines;
   dir: string;
 }
 
 async function startServer(): Promise<Server> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-'));
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', '--import', 'tsx', join(import.meta.dirname, 'support/local-server.ts'), dir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const lines = readLines(child);
-  const ready = (await lines.next()).value as string;
+  const child = node('support/local-server.ts', [dir], { nodeArgs: ['--expose-gc'] });
+  const lines = linesOf(child);
+  const ready = await lines.next();
   const [, url, token, ca] = ready.split(' ');
   const agent = new https.Agent({
     keepAlive: true,
@@ -53,23 +48,9 @@ async function stopServer(server: Server): Promise<void> {
   await rm(server.dir, { recursive: true, force: true });
 }
 
-async function* readLinesGen(child: ChildProcess): AsyncGenerator<string> {
-  let buffer = '';
-  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-    buffer += chunk.toString();
-    let i = buffer.indexOf('\n');
-    while (i >= 0) {
-      yield buffer.slice(0, i);
-      buffer = buffer.slice(i + 1);
-      i = buffer.indexOf('\n');
-    }
-  }
-}
-const readLines = (child: ChildProcess) => readLinesGen(child)[Symbol.asyncIterator]();
-
 async function memory(server: Server): Promise<{ rss: number; heap: number }> {
   server.child.kill('SIGUSR2');
-  const line = (await server.lines.next()).value as string;
+  const line = await server.lines.next();
   const [, rss, heap] = line.split(' ');
   return { rss: Number(rss), heap: Number(heap) };
 }

@@ -1,50 +1,23 @@
 // The facade as the `nrn-operator` command serves it: `local` makes, prints and keeps a token
 // (DIR/token, 0600) and serves the facade beside the operator; `run` serves it with
 // `kubernetes` auth, so the API server's own token is what lets a caller in.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { startControlPlaneProcess, startOperatorProcess } from '../support/operator-processes.js';
+import {
+  startControlPlaneProcess,
+  startLocalProcess,
+  startOperatorProcess,
+} from '../support/operator-processes.js';
 
 const execFileAsync = promisify(execFile);
-const CLI = join(import.meta.dirname, '../../src/cli.ts');
 
-/** `nrn-operator local` with the operator and the facade; resolves with its stdout lines. */
-async function startLocal(dataDir: string): Promise<{ child: ChildProcess; lines: string[] }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      'local',
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--facade-port',
-      '0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
-  );
-  let out = '';
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (/ready: .*\n/.test(out)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before ready: ${err}`)));
-  });
-  return { child, lines: out.trim().split('\n') };
-}
+/** `nrn-operator local` with the operator and the facade. */
+const startLocal = (dataDir: string) => startLocalProcess(dataDir, ['--facade-port', '0']);
 
 async function stop(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

@@ -17,21 +17,21 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 }
 
 /** `nrn-operator local --no-operator`: resolves at its ready line. */
-export async function startControlPlaneProcess(dataDir: string): Promise<ControlPlaneProcess> {
+export function startControlPlaneProcess(dataDir: string): Promise<ControlPlaneProcess> {
+  return startLocalProcess(dataDir, ['--no-operator', '--no-facade']);
+}
+
+/**
+ * `nrn-operator local --data-dir DIR --api-port 0 ARGS`: resolves at its ready line, with
+ * every line it printed up to it (the facade's token line comes first).
+ */
+export async function startLocalProcess(
+  dataDir: string,
+  args: readonly string[],
+): Promise<ControlPlaneProcess & { readonly lines: readonly string[] }> {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      'local',
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--no-operator',
-      '--no-facade',
-    ],
+    ['--import', 'tsx', CLI, 'local', '--data-dir', dataDir, '--api-port', '0', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
   );
   const exited = exitOf(child);
@@ -40,17 +40,19 @@ export async function startControlPlaneProcess(dataDir: string): Promise<Control
   child.stderr?.on('data', (d: Buffer) => {
     err += d.toString();
   });
-  const ready = await new Promise<string>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
-      if (out.includes('\n')) resolve(out);
+      if (/ready: .*\n/.test(out)) resolve();
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code} before ready: ${err}`)));
   });
+  const lines = out.trim().split('\n');
+  const ready = lines.find((line) => line.includes('ready:')) ?? '';
   const url = /at (https:\/\/[^;\s]+)/.exec(ready)?.[1];
   const kubeconfigPath = /KUBECONFIG=(\S+)/.exec(ready)?.[1];
   if (url === undefined || kubeconfigPath === undefined) throw new Error(`bad ready line ${ready}`);
-  return { child, url, kubeconfigPath, exited };
+  return { child, url, kubeconfigPath, exited, lines };
 }
 
 /** One pino line of an operator process. */
