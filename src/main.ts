@@ -96,14 +96,23 @@ export async function runLocal(options: LocalOptions): Promise<number> {
       options.facade.auth === undefined || options.facade.auth === 'static'
         ? await localTokenAuth(dataDir, options.facade.tokenFile)
         : { authenticator: await authenticator(options.facade, kube), tokenPath: undefined };
-    facade = await startFacade({
-      kube,
-      log,
-      auth: auth.authenticator,
-      namespace: DEFAULT_OPERATOR_NAMESPACE,
-      host: options.facade.host ?? '127.0.0.1',
-      port: options.facade.port ?? DEFAULT_FACADE_PORT,
-    });
+    try {
+      facade = await startFacade({
+        kube,
+        log,
+        auth: auth.authenticator,
+        namespace: DEFAULT_OPERATOR_NAMESPACE,
+        host: options.facade.host ?? '127.0.0.1',
+        port: options.facade.port ?? DEFAULT_FACADE_PORT,
+      });
+    } catch (error) {
+      // A facade that cannot listen (port taken) must not leave the rest running headless.
+      await operator?.stop();
+      await observability?.close();
+      kube.close();
+      await plane.close();
+      throw error;
+    }
     if (auth.tokenPath !== undefined) tokenAt = ` (token in ${auth.tokenPath})`;
   }
   // KUBECONFIG stays last: test/support (and scripts) read the path after it to the line's end.

@@ -3,6 +3,7 @@
 // `kubernetes` auth, so the API server's own token is what lets a caller in.
 import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,6 +67,22 @@ describe('facade: served by the nrn-operator command', () => {
     const kept = await fetch(`${again}/service`, { headers: { authorization: `Bearer ${token}` } });
     expect(kept.status).toBe(200);
     expect(await stop(second.child)).toBe(0);
+  });
+
+  it('local: exits with an error, leaving nothing running, when the facade port is taken', {
+    timeout: 90_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-facade-port-'));
+    dirs.push(dir);
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const started = startLocalProcess(dir, ['--facade-port', String(port)]);
+      await expect(started).rejects.toThrow(/exited with 1 before ready/);
+    } finally {
+      taken.close();
+    }
   });
 
   it('run: serves the facade with kubernetes auth', { timeout: 90_000 }, async () => {
