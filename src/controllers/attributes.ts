@@ -51,7 +51,8 @@ export class SchemaCache {
   }
 }
 
-function propertiesOf(schema: AttributeSchema): Pick<CompiledSchema, 'secret' | 'types'> {
+/** Which top-level properties are secret, and each one's schema type(s). */
+export function propertiesOf(schema: AttributeSchema): Pick<CompiledSchema, 'secret' | 'types'> {
   const secret = new Set<string>();
   const types = new Map<string, readonly string[]>();
   const properties = schema.properties;

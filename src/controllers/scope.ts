@@ -72,7 +72,7 @@ type ScopeInformer = Informer<ScopeSpec, ScopeStatusBlock>;
 /** Failures a rerun cannot fix by itself: they wait for a spec change. */
 const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
 
-interface Identity {
+export interface Identity {
   readonly id: number;
   readonly slug: string;
   readonly domain: string;
@@ -314,13 +314,9 @@ export class ScopeReconciler {
       // written guarded by resourceVersion, so a racing writer makes this fail (409,
       // retried) and the id just allocated is never used: gaps, never duplicates. It is
       // written before anything is provisioned for the scope, so no id is ever lost.
-      const written = await this.setStatus(
-        scope,
-        'pending',
-        identity,
-        { health: 'reconciling', reason: 'Accepted', message: `scope accepted with id ${id}` },
-        { guard: true },
-      );
+      const written = await this.setStatus(scope, 'pending', identity, acceptedReport(id), {
+        guard: true,
+      });
       Object.assign(scope, written);
     }
     return identity;
@@ -469,20 +465,39 @@ export class ScopeReconciler {
     identity: Identity | undefined,
     report: HealthReport,
   ): ScopeStatusBlock {
-    const previous = scope.status ?? {};
-    // Keep what was assigned even while the identity cannot be recomputed (e.g. app missing).
-    const kept = identity ?? {
-      ...(previous.id !== undefined ? { id: previous.id } : {}),
-      ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
-      ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
-      ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
-    };
-    return {
-      status: phase,
-      ...kept,
-      ...healthStatus(previous.conditions, report, scope.metadata.generation, this.now()),
-    };
+    return scopeStatus(scope, phase, identity, report, this.now());
   }
+}
+
+/**
+ * The whole status of a scope in `phase`: the identity given, or the one status already holds
+ * (kept even while it cannot be recomputed, e.g. the application is missing), and the health
+ * of `report`. The facade writes a scope's acceptance with it too.
+ */
+export function scopeStatus(
+  scope: KubeObject<unknown, ScopeStatusBlock>,
+  phase: ScopeStatus,
+  identity: Identity | undefined,
+  report: HealthReport,
+  now: Date,
+): ScopeStatusBlock {
+  const previous = scope.status ?? {};
+  const kept = identity ?? {
+    ...(previous.id !== undefined ? { id: previous.id } : {}),
+    ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
+    ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
+    ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
+  };
+  return {
+    status: phase,
+    ...kept,
+    ...healthStatus(previous.conditions, report, scope.metadata.generation, now),
+  };
+}
+
+/** What `pending` with a freshly assigned id says, whoever assigned it. */
+export function acceptedReport(id: number): HealthReport {
+  return { health: 'reconciling', reason: 'Accepted', message: `scope accepted with id ${id}` };
 }
 
 const EXTERNAL_REPORT: HealthReport = {

@@ -14,6 +14,7 @@ import {
   type ServiceType,
   valuesOverlap,
 } from '../api/index.js';
+import { propertiesOf } from '../controllers/attributes.js';
 import { slugify } from '../controllers/names.js';
 import { type KubeObject, keyOf } from '../kube/index.js';
 
@@ -170,24 +171,11 @@ interface SpecSecrets {
   readonly jsonValued: ReadonlySet<string>;
 }
 
-/** Secret attributes of one ServiceSpecification: name -> schema types (as attributes.ts reads). */
+/** Secret attributes of one ServiceSpecification: name -> schema types, read as the reconciler reads them. */
 function secretsOfSchema(schema: unknown): Map<string, readonly string[]> {
-  const out = new Map<string, readonly string[]>();
-  const properties = isRecord(schema) ? schema.properties : undefined;
-  if (!isRecord(properties)) return out;
-  for (const [name, property] of Object.entries(properties)) {
-    if (!isRecord(property) || property.secret !== true) continue;
-    const type = property.type;
-    out.set(
-      name,
-      typeof type === 'string'
-        ? [type]
-        : Array.isArray(type)
-          ? type.filter((t) => typeof t === 'string')
-          : [],
-    );
-  }
-  return out;
+  if (!isRecord(schema)) return new Map();
+  const { secret, types } = propertiesOf(schema);
+  return new Map([...secret].map((name) => [name, types.get(name) ?? []]));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,12 +1,12 @@
 // What a failed call to the Kubernetes API means for the facade's caller: the API server out
 // of reach or busy is a 503 worth retrying, a refusal of the object is the caller's 400, and
 // anything else is ours (500, with the detail in the log, not in the answer).
-import { KubeApiError, KubeSchemaError, KubeTransportError } from '../kube/index.js';
+import { isTransient, KubeApiError, KubeSchemaError } from '../kube/index.js';
 import { FacadeError } from './errors.js';
 
 export function kubeFailure(error: unknown, doing: string): Error {
   if (error instanceof FacadeError) return error;
-  if (error instanceof KubeTransportError || (error instanceof KubeApiError && error.transient)) {
+  if (isTransient(error)) {
     return new FacadeError(
       'API_SERVER_UNAVAILABLE',
       `the Kubernetes API server is unavailable (${doing}); try again`,

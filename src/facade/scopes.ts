@@ -15,13 +15,13 @@ import {
 import { applicationById, applicationSlug } from '../controllers/application.js';
 import type { IdAllocator } from '../controllers/ids.js';
 import { SCOPE_ID_LABEL, scopeDomain, slugify } from '../controllers/names.js';
-import { SCOPE_APP_INDEX } from '../controllers/scope.js';
 import {
-  commitStatus,
-  type EventRecorder,
-  healthStatus,
-  PHASE_TRANSITIONS,
-} from '../controllers/status.js';
+  acceptedReport,
+  type Identity,
+  SCOPE_APP_INDEX,
+  scopeStatus,
+} from '../controllers/scope.js';
+import { commitStatus, type EventRecorder, PHASE_TRANSITIONS } from '../controllers/status.js';
 import {
   type Informer,
   isAlreadyExists,
@@ -160,23 +160,12 @@ export class ScopeStore {
    * first (its finalizer or its own acceptance): then the write is retried on the fresh
    * object, unless the operator already gave the scope an id, which is then the answer.
    */
-  private async accept(
-    created: ScopeObject,
-    identity: { id: number; slug: string; domain: string; nrn: string },
-  ): Promise<ScopeObject> {
+  private async accept(created: ScopeObject, identity: Identity): Promise<ScopeObject> {
     let scope = created;
     for (let attempt = 1; ; attempt++) {
       if (scope.status?.id !== undefined) return scope;
-      const report = {
-        health: 'reconciling',
-        reason: 'Accepted',
-        message: `scope accepted with id ${identity.id}`,
-      } as const;
-      const next = {
-        status: 'pending',
-        ...identity,
-        ...healthStatus(scope.status?.conditions, report, scope.metadata.generation, this.now()),
-      };
+      const report = acceptedReport(identity.id);
+      const next = scopeStatus(scope, 'pending', identity, report, this.now());
       try {
         const written = await commitStatus(
           this.client,
