@@ -25,10 +25,7 @@ export interface FacadeDeps {
   readonly catalog: ServiceCatalog;
   readonly scopes: ScopeStore;
   /** The decoded values of a Secret, undefined when there is none. Never logged. */
-  readonly readSecret: (
-    namespace: string,
-    name: string,
-  ) => Promise<Readonly<Record<string, string>> | undefined>;
+  readonly readSecret: (namespace: string, name: string) => Promise<SecretValues | undefined>;
   readonly bodyLimit?: number;
 }
 
@@ -80,9 +77,14 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
       limit: query.limit,
       offset: query.offset,
     }).entries;
-    const results = query.include_secret_attributes
-      ? await Promise.all(entries.map((entry) => withSecrets(deps, request, entry)))
-      : entries.map((entry) => entry.json);
+    let results: string[];
+    if (query.include_secret_attributes) {
+      // Services of a page often share a Secret: each is checked and read once per page.
+      const read = new Map<string, Promise<SecretValues | undefined>>();
+      results = await Promise.all(entries.map((entry) => withSecrets(deps, request, entry, read)));
+    } else {
+      results = entries.map((entry) => entry.json);
+    }
     // The items are serialised once, when the catalog files them: a page is a concatenation.
     reply.type('application/json; charset=utf-8');
     return `{"paging":{"limit":${query.limit},"offset":${query.offset}},"results":[${results.join(',')}]}`;
@@ -164,31 +166,44 @@ async function allow(auth: Authenticator, request: FastifyRequest, access: Acces
   }
 }
 
+type SecretValues = Readonly<Record<string, string>>;
+
 /**
  * The item with its secret attribute values, when the caller may read the Secret that holds
- * them; otherwise as it is (secret keys left out), so asking never fails a page.
+ * them; otherwise as it is (secret keys left out), so asking never fails a page. `read` holds
+ * each Secret's answer (undefined: not allowed, or no such Secret) for the rest of the page.
  */
 async function withSecrets(
   deps: FacadeDeps,
   request: FastifyRequest,
   entry: CatalogEntry,
+  read: Map<string, Promise<SecretValues | undefined>>,
 ): Promise<string> {
   const secret = entry.secret;
-  if (secret === undefined || secret.keys.length === 0 || request.caller === undefined) {
+  const caller = request.caller;
+  if (secret === undefined || secret.keys.length === 0 || caller === undefined) {
     return entry.json;
   }
-  const access: Access = {
-    operation: 'secrets:get',
-    namespace: entry.namespace,
-    name: secret.name,
-  };
-  try {
-    if (!(await deps.auth.authorize(request.caller, access))) return entry.json;
-    const values = await deps.readSecret(entry.namespace, secret.name);
-    return values === undefined ? entry.json : withSecretValues(entry, values);
-  } catch (error) {
-    throw kubeFailure(error, 'reading secret attributes');
+  const key = `${entry.namespace}/${secret.name}`;
+  let values = read.get(key);
+  if (values === undefined) {
+    const access: Access = {
+      operation: 'secrets:get',
+      namespace: entry.namespace,
+      name: secret.name,
+    };
+    values = (async () => {
+      try {
+        if (!(await deps.auth.authorize(caller, access))) return undefined;
+        return await deps.readSecret(entry.namespace, secret.name);
+      } catch (error) {
+        throw kubeFailure(error, 'reading secret attributes');
+      }
+    })();
+    read.set(key, values);
   }
+  const shown = await values;
+  return shown === undefined ? entry.json : withSecretValues(entry, shown);
 }
 
 const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
