@@ -14,6 +14,7 @@ import {
   type ServiceObject,
   type SpecificationObject,
 } from '../src/facade/catalog.js';
+import { mulberry32 } from './support/random.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20_000);
@@ -30,16 +31,6 @@ function collector(): () => void {
 }
 const gc = collector();
 
-/** Seeded, so every run builds the same catalog. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = mulberry32(7);
 const int = (n: number) => Math.floor(random() * n);
 const pick = <T>(values: readonly T[]): T => values[int(values.length)] as T;

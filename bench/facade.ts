@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import { allCrds } from '../src/api/index.js';
 import { call } from './support/api.js';
 import { concurrently, linesOf, node, stopProcess } from './support/processes.js';
+import { mulberry32 } from './support/random.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -21,18 +22,7 @@ const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const NS = 'bench-services';
 const SPEC_ID = randomUUID();
 
-/** A seeded generator, so every run stores the same catalog. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const draw = random(42);
+const draw = mulberry32(42);
 const pick = (n: number) => Math.floor(draw() * n);
 
 /**
