@@ -14,7 +14,7 @@ import {
   type ServiceType,
   valuesOverlap,
 } from '../api/index.js';
-import { propertiesOf } from '../controllers/attributes.js';
+import { placeAt, propertiesOf } from '../controllers/attributes.js';
 import { slugify } from '../controllers/names.js';
 import { type KubeObject, keyOf } from '../kube/index.js';
 
@@ -25,11 +25,19 @@ export type SpecificationObject = KubeObject<ServiceSpecificationSpec, unknown>;
 export interface SecretAttributes {
   /** The Secret named by spec.secret_attributes_ref, in the Service's namespace. */
   readonly name: string;
-  /** Attributes the specification marks `secret: true`, sorted: the keys to read from it. */
+  /** Keys of the properties the specification marks `secret: true`, sorted: what to read from it. */
   readonly keys: readonly string[];
-  /** Those whose schema type is not string: their value is read as JSON, as the reconciler does. */
+  /** Where each key's value goes in the attributes (`db.password` -> `['db', 'password']`). */
+  readonly paths: ReadonlyMap<string, readonly string[]>;
+  /** Keys whose schema type is not string: their value is read as JSON, as the reconciler does. */
   readonly jsonValued: ReadonlySet<string>;
 }
+
+/**
+ * What to leave out of the attributes: `true` for the whole value, else, by property name,
+ * what to leave out inside it.
+ */
+export type HiddenAttributes = true | ReadonlyMap<string, HiddenAttributes>;
 
 /** One service as a page holds it. Immutable: an update files a new one. */
 export interface CatalogEntry {
@@ -81,18 +89,25 @@ export interface ServiceCatalogOptions {
 
 const DEFAULT_NODE_BUDGET = 256;
 const NO_KEYS: ReadonlySet<string> = new Set();
-const NO_SECRETS: SpecSecrets = { keys: [], set: NO_KEYS, jsonValued: NO_KEYS };
+const NOTHING_HIDDEN: HiddenAttributes = new Map();
+const NO_SECRETS: SpecSecrets = {
+  keys: [],
+  paths: new Map(),
+  hidden: NOTHING_HIDDEN,
+  jsonValued: NO_KEYS,
+  signature: '',
+};
 
 // --- Rendering ---------------------------------------------------------------------------
 
 /**
  * The spec's Service item of a Service resource: snake_case names, no nulls (a field without
- * a value is left out), and none of the attributes `secret` names, even one a user put in the
+ * a value is left out), and none of the attributes `hidden` names, even one a user put in the
  * plain spec by mistake (the reconciler refuses it, but the resource still exists).
  */
 export function serviceItem(
   object: ServiceObject,
-  secret: ReadonlySet<string> = NO_KEYS,
+  hidden: HiddenAttributes = NOTHING_HIDDEN,
 ): ServiceItem {
   const { metadata, spec, status } = object;
   const item: Record<string, unknown> = {};
@@ -107,7 +122,7 @@ export function serviceItem(
   put(item, 'status', status?.status);
   put(item, 'linkable_to', spec?.linkable_to);
   put(item, 'dimensions', spec?.dimensions);
-  put(item, 'attributes', plainAttributes(spec?.attributes, secret));
+  put(item, 'attributes', plainAttributes(spec?.attributes, hidden));
   put(item, 'entity_nrn', spec?.entity_nrn);
   put(item, 'selectors', spec?.selectors);
   put(item, 'imported', spec?.imported ?? spec?.selectors?.imported);
@@ -122,22 +137,69 @@ function put(item: Record<string, unknown>, name: string, value: unknown): void 
   if (value !== undefined && value !== null) item[name] = value;
 }
 
-/** The attributes object itself when nothing is secret, so an item shares it with the resource. */
+/** The paths given, as HiddenAttributes: a path hides its value and everything in it. */
+export function hiddenAttributes(paths: Iterable<readonly string[]>): HiddenAttributes {
+  type Node = Map<string, Node | true>;
+  const root: Node = new Map();
+  for (const path of paths) {
+    if (path.length === 0) return true;
+    let node = root;
+    for (const [i, name] of path.entries()) {
+      const next = node.get(name);
+      if (next === true) break;
+      if (i === path.length - 1) node.set(name, true);
+      else if (next === undefined) {
+        const made: Node = new Map();
+        node.set(name, made);
+        node = made;
+      } else node = next;
+    }
+  }
+  return root;
+}
+
+/**
+ * The attributes object itself when nothing hidden is in it, so an item shares it with the
+ * resource; else copies of it and of the objects on the way to what is left out.
+ */
 function plainAttributes(
   attributes: Readonly<Record<string, unknown>> | undefined,
-  secret: ReadonlySet<string>,
+  hidden: HiddenAttributes,
 ): Record<string, unknown> | undefined {
-  if (attributes === undefined || secret.size === 0) return attributes;
-  const keys = Object.keys(attributes);
-  if (!keys.some((key) => secret.has(key))) return attributes;
+  if (attributes === undefined) return attributes;
+  if (hidden === true) return {};
+  return hidden.size === 0 ? attributes : without(attributes, hidden);
+}
+
+function without(
+  value: Readonly<Record<string, unknown>>,
+  hidden: ReadonlyMap<string, HiddenAttributes>,
+): Record<string, unknown> {
+  let changed = false;
+  const kept: [string, unknown][] = [];
+  for (const key of Object.keys(value)) {
+    const rule = hidden.get(key);
+    let inner = value[key];
+    if (rule === true) {
+      changed = true;
+      continue;
+    }
+    if (rule !== undefined && isRecord(inner)) {
+      const stripped = without(inner, rule);
+      if (stripped !== inner) changed = true;
+      inner = stripped;
+    }
+    kept.push([key, inner]);
+  }
   // fromEntries defines own properties, so a `__proto__` attribute stays data.
-  return Object.fromEntries(keys.filter((k) => !secret.has(k)).map((k) => [k, attributes[k]]));
+  return changed ? Object.fromEntries(kept) : (value as Record<string, unknown>);
 }
 
 /**
  * The entry's JSON with the values of its secret attributes merged in (what
- * include_secret_attributes shows a caller allowed to read the Secret). `values` are the
- * Secret's decoded strings; keys the specification does not mark secret are ignored.
+ * include_secret_attributes shows a caller allowed to read the Secret), each at its path.
+ * `values` are the Secret's decoded strings; keys the specification does not mark secret are
+ * ignored, and so is a value whose parent in the plain attributes is not an object.
  */
 export function withSecretValues(
   entry: CatalogEntry,
@@ -145,14 +207,16 @@ export function withSecretValues(
 ): string {
   const secret = entry.secret;
   if (secret === undefined) return entry.json;
-  const shown: [string, unknown][] = [];
+  const attributes: Record<string, unknown> = { ...(entry.item.attributes ?? {}) };
+  let shown = false;
   for (const key of secret.keys) {
     const value = values[key];
-    if (!Object.hasOwn(values, key) || typeof value !== 'string') continue;
-    shown.push([key, secret.jsonValued.has(key) ? parseOrKeep(value) : value]);
+    const path = secret.paths.get(key);
+    if (!Object.hasOwn(values, key) || typeof value !== 'string' || path === undefined) continue;
+    const typed = secret.jsonValued.has(key) ? parseOrKeep(value) : value;
+    if (placeAt(attributes, path, typed)) shown = true;
   }
-  if (shown.length === 0) return entry.json;
-  const attributes = Object.fromEntries([...Object.entries(entry.item.attributes ?? {}), ...shown]);
+  if (!shown) return entry.json;
   return JSON.stringify({ ...entry.item, attributes });
 }
 
@@ -167,15 +231,30 @@ function parseOrKeep(value: string): unknown {
 interface SpecSecrets {
   /** Sorted. */
   readonly keys: readonly string[];
-  readonly set: ReadonlySet<string>;
+  readonly paths: ReadonlyMap<string, readonly string[]>;
+  readonly hidden: HiddenAttributes;
   readonly jsonValued: ReadonlySet<string>;
+  /** All of the above as one string, to tell whether a change changes anything. */
+  readonly signature: string;
 }
 
-/** Secret attributes of one ServiceSpecification: name -> schema types, read as the reconciler reads them. */
-function secretsOfSchema(schema: unknown): Map<string, readonly string[]> {
-  if (!isRecord(schema)) return new Map();
-  const { secret, types } = propertiesOf(schema);
-  return new Map([...secret].map((name) => [name, types.get(name) ?? []]));
+/** What one ServiceSpecification says of secrets, read as the reconciler reads it. */
+interface SchemaSecrets {
+  /** Secret key -> its path and schema types. */
+  readonly secret: ReadonlyMap<string, { path: readonly string[]; types: readonly string[] }>;
+  /**
+   * Where the schema marks secrets it cannot use (the reconciler refuses it): hidden all the
+   * same, as services of it may exist and hold values there.
+   */
+  readonly concealed: readonly (readonly string[])[];
+}
+
+const NO_SCHEMA_SECRETS: SchemaSecrets = { secret: new Map(), concealed: [] };
+
+function secretsOfSchema(schema: unknown): SchemaSecrets {
+  if (!isRecord(schema)) return NO_SCHEMA_SECRETS;
+  const { secret, concealed } = propertiesOf(schema);
+  return secret.size === 0 && concealed.length === 0 ? NO_SCHEMA_SECRETS : { secret, concealed };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -480,10 +559,10 @@ export class ServiceCatalog {
   private readonly byStatus = new Map<string, SortedRows>();
   private readonly root = new NrnNode(undefined, '', []);
   private readonly queries = new Map<string, QueryNrn>();
-  /** ServiceSpecification key -> its spec.id and secret attributes (name -> schema types). */
+  /** ServiceSpecification key -> its spec.id and what its schema says of secrets. */
   private readonly specifications = new Map<
     string,
-    { readonly id: string; readonly secrets: Map<string, readonly string[]> }
+    { readonly id: string; readonly secrets: SchemaSecrets }
   >();
   /** spec.id -> the secret attributes every specification claiming that id marks, together. */
   private readonly secretsById = new Map<string, SpecSecrets>();
@@ -805,7 +884,7 @@ export class ServiceCatalog {
   private render(object: ServiceObject): CatalogEntry {
     const spec = object.spec;
     const secrets = this.secretsOf(spec?.specification_id);
-    const item = serviceItem(object, secrets.set);
+    const item = serviceItem(object, secrets.hidden);
     const ref = spec?.secret_attributes_ref;
     return {
       json: JSON.stringify(item),
@@ -815,7 +894,12 @@ export class ServiceCatalog {
       secret:
         ref === undefined
           ? undefined
-          : { name: ref.name, keys: secrets.keys, jsonValued: secrets.jsonValued },
+          : {
+              name: ref.name,
+              keys: secrets.keys,
+              paths: secrets.paths,
+              jsonValued: secrets.jsonValued,
+            },
     };
   }
 
@@ -832,12 +916,23 @@ export class ServiceCatalog {
    */
   private refreshSecrets(id: string): void {
     const types = new Map<string, string[]>();
+    const paths = new Map<string, readonly string[]>();
+    const hide: (readonly string[])[] = [];
     for (const specification of this.specifications.values()) {
       if (specification.id !== id) continue;
       // Every claimant of the id counts: the one that owns it may change, and hiding an
       // attribute a stalled duplicate calls secret is the safe side.
-      for (const [name, t] of specification.secrets)
-        types.set(name, [...(types.get(name) ?? []), ...t]);
+      const { secret, concealed } = specification.secrets;
+      for (const [key, { path, types: t }] of secret) {
+        types.set(key, [...(types.get(key) ?? []), ...t]);
+        hide.push(path);
+        // Claimants putting one key at different paths (`a.b` the name, or a -> b): both are
+        // hidden, and the value is shown at one of them, the same one whatever the order.
+        const known = paths.get(key);
+        if (known === undefined || JSON.stringify(path) < JSON.stringify(known))
+          paths.set(key, path);
+      }
+      hide.push(...concealed);
     }
     const keys = [...types.keys()].sort();
     const jsonValued = new Set(
@@ -846,10 +941,22 @@ export class ServiceCatalog {
         return t.length > 0 && !t.includes('string');
       }),
     );
-    const old = this.secretsOf(id);
-    if (sameStrings(old.keys, keys) && sameStrings([...old.jsonValued], [...jsonValued])) return;
-    if (keys.length === 0) this.secretsById.delete(id);
-    else this.secretsById.set(id, { keys, set: new Set(keys), jsonValued });
+    const hidden = [...new Set(hide.map((path) => JSON.stringify(path)))].sort();
+    const signature = JSON.stringify([
+      keys.map((k) => [k, paths.get(k), jsonValued.has(k)]),
+      hidden,
+    ]);
+    if (this.secretsOf(id).signature === signature) return;
+    if (hidden.length === 0) this.secretsById.delete(id);
+    else {
+      this.secretsById.set(id, {
+        keys,
+        paths,
+        hidden: hiddenAttributes(hidden.map((path) => JSON.parse(path) as string[])),
+        jsonValued,
+        signature,
+      });
+    }
     for (const row of this.rows.values()) {
       if (row.specId === id) row.entry = this.render(row.object);
     }
@@ -1082,10 +1189,6 @@ function slice(rows: SortedRows, offset: number, limit: number): CatalogEntry[] 
     if (out.length === limit) break;
   }
   return out;
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 /** A k-way merge of sorted lists, in order, one row at a time. */

@@ -14,6 +14,7 @@ import {
 } from '../../../src/api/index.js';
 import {
   type CatalogQuery,
+  hiddenAttributes,
   ServiceCatalog,
   type ServiceCatalogOptions,
   type ServiceObject,
@@ -180,7 +181,7 @@ describe('serviceItem', () => {
         updated_at: '2024-01-02T00:00:00Z',
       },
     };
-    const item = serviceItem(object, new Set(['password']));
+    const item = serviceItem(object, hiddenAttributes([['password']]));
     expect(item).toStrictEqual({
       id: uidOf(1),
       name: 'Orders DB',
@@ -251,16 +252,62 @@ describe('serviceItem', () => {
     const attributes = { size: 'l' };
     const object = service({ name: 'x', attributes });
     expect(serviceItem(object).attributes).toBe(attributes);
-    expect(serviceItem(object, new Set(['password'])).attributes).toBe(attributes);
+    expect(serviceItem(object, hiddenAttributes([['password']])).attributes).toBe(attributes);
     const withProto = JSON.parse('{"__proto__": {"x": 1}, "password": "p"}') as Record<
       string,
       unknown
     >;
     const stripped = serviceItem(
       service({ name: 'y', attributes: withProto }),
-      new Set(['password']),
+      hiddenAttributes([['password']]),
     );
     expect(JSON.stringify(stripped.attributes)).toBe('{"__proto__":{"x":1}}');
+  });
+});
+
+describe('hiddenAttributes', () => {
+  it('leaves out nested paths, copying only the objects on the way', () => {
+    const tls = { mode: 'on', key: 'k' };
+    const other = { a: 1 };
+    const attributes = { db: { host: 'h', password: 'p', tls }, other };
+    const item = serviceItem(
+      service({ name: 'x', attributes }),
+      hiddenAttributes([
+        ['db', 'password'],
+        ['db', 'tls', 'key'],
+        ['missing', 'deep'],
+      ]),
+    );
+    expect(item.attributes).toEqual({ db: { host: 'h', tls: { mode: 'on' } }, other: { a: 1 } });
+    expect((item.attributes as { other: unknown }).other).toBe(other);
+    expect(attributes.db.password).toBe('p');
+    expect(tls.key).toBe('k');
+  });
+
+  it('lets a shorter path cover a longer one, in either order', () => {
+    const attributes = { db: { password: 'p' }, keep: 1 };
+    for (const paths of [
+      [['db'], ['db', 'password']],
+      [['db', 'password'], ['db']],
+    ]) {
+      expect(
+        serviceItem(service({ name: 'x', attributes }), hiddenAttributes(paths)).attributes,
+      ).toEqual({ keep: 1 });
+    }
+    expect(hiddenAttributes([['a'], []])).toBe(true);
+    expect(serviceItem(service({ name: 'x', attributes }), true).attributes).toEqual({});
+  });
+
+  it('does not go into arrays or values that are not objects', () => {
+    const attributes = { db: ['password'], s: 'password' };
+    const item = serviceItem(
+      service({ name: 'x', attributes }),
+      hiddenAttributes([
+        ['db', 'password'],
+        ['s', 'password'],
+      ]),
+    );
+    expect(item.attributes).toBe(attributes);
   });
 });
 
@@ -353,6 +400,160 @@ describe('ServiceCatalog: secret attributes', () => {
     expect(JSON.parse(withSecretValues(entry, { port: 'not json' })).attributes.port).toBe(
       'not json',
     );
+  });
+});
+
+describe('ServiceCatalog: nested secret attributes', () => {
+  const schema = {
+    size: { type: 'string' },
+    db: {
+      type: 'object',
+      properties: {
+        host: { type: 'string' },
+        password: { type: 'string', secret: true },
+        tls: { type: 'object', properties: { key: { type: 'string', secret: true } } },
+        port: { type: 'integer', secret: true },
+      },
+    },
+  };
+  const attributes = {
+    size: 'l',
+    db: { host: 'h', password: 'hunter2', tls: { key: 'PRIVATE-PEM', mode: 'on' } },
+  };
+
+  function catalogWith(input: Partial<ServiceInput> = {}): ServiceCatalog {
+    const catalog = new ServiceCatalog();
+    catalog.upsertSpecification(specification('db', SPEC_ID, schema));
+    catalog.upsertService(service({ name: 'db', attributes, secretRef: 'db-secrets', ...input }));
+    return catalog;
+  }
+
+  it('leaves nested secret values out of the item and its JSON, the resource untouched', () => {
+    const before = JSON.stringify(attributes);
+    const entry = catalogWith().get('team', 'db');
+    expect(entry?.item.attributes).toEqual({ size: 'l', db: { host: 'h', tls: { mode: 'on' } } });
+    expect(entry?.json).not.toContain('hunter2');
+    expect(entry?.json).not.toContain('PRIVATE-PEM');
+    expect(JSON.stringify(attributes)).toBe(before);
+    expect(entry?.secret?.keys).toEqual(['db.password', 'db.port', 'db.tls.key']);
+    expect(entry?.secret?.paths.get('db.tls.key')).toEqual(['db', 'tls', 'key']);
+    expect(entry?.secret?.jsonValued).toEqual(new Set(['db.port']));
+  });
+
+  it('shares what holds no secret value', () => {
+    const plain = { size: 'l', db: { host: 'h' } };
+    const entry = catalogWith({ attributes: plain }).get('team', 'db');
+    expect(entry?.item.attributes).toBe(plain);
+  });
+
+  it('merges nested secret values at their paths on request, typed as the schema says', () => {
+    const entry = catalogWith().get('team', 'db');
+    if (entry === undefined) throw new Error('no entry');
+    const shown = JSON.parse(
+      withSecretValues(entry, {
+        'db.password': 'hunter2',
+        'db.port': '5432',
+        'db.tls.key': 'PEM',
+        password: 'not a secret key',
+      }),
+    ) as { attributes: unknown };
+    expect(shown.attributes).toEqual({
+      size: 'l',
+      db: { host: 'h', password: 'hunter2', port: 5432, tls: { mode: 'on', key: 'PEM' } },
+    });
+    // The rendered entry is not changed by it.
+    expect(entry.item.attributes).toEqual({ size: 'l', db: { host: 'h', tls: { mode: 'on' } } });
+  });
+
+  it('makes the objects a secret value goes in, and skips one whose parent is not an object', () => {
+    const bare = catalogWith({ attributes: { size: 'l' } }).get('team', 'db');
+    if (bare === undefined) throw new Error('no entry');
+    expect(JSON.parse(withSecretValues(bare, { 'db.tls.key': 'PEM' })).attributes).toEqual({
+      size: 'l',
+      db: { tls: { key: 'PEM' } },
+    });
+    const odd = catalogWith({ attributes: { db: 'a string' } }).get('team', 'db');
+    if (odd === undefined) throw new Error('no entry');
+    expect(withSecretValues(odd, { 'db.password': 'hunter2' })).toBe(odd.json);
+  });
+
+  it('hides what holds a secret the specification cannot address', () => {
+    const catalog = new ServiceCatalog();
+    catalog.upsertSpecification(
+      specification('db', SPEC_ID, {
+        size: { type: 'string' },
+        users: { type: 'array', items: { properties: { token: { secret: true } } } },
+      }),
+    );
+    catalog.upsertService(
+      service({
+        name: 'db',
+        attributes: { size: 'l', users: [{ token: 't0k3n' }] },
+        secretRef: 's',
+      }),
+    );
+    const entry = catalog.get('team', 'db');
+    expect(entry?.item.attributes).toEqual({ size: 'l' });
+    expect(entry?.secret?.keys).toEqual([]);
+    // One the schema gives no place at all hides every attribute.
+    catalog.upsertSpecification(specification('db', SPEC_ID, { size: { type: 'string' } }));
+    expect(catalog.get('team', 'db')?.item.attributes).toEqual({
+      size: 'l',
+      users: [{ token: 't0k3n' }],
+    });
+    const whole = specification('db', SPEC_ID, {});
+    if (whole.spec === undefined) throw new Error('no spec');
+    catalog.upsertSpecification({
+      ...whole,
+      spec: {
+        ...whole.spec,
+        attributes: {
+          schema: { type: 'object', additionalProperties: { secret: true } },
+        },
+      },
+    });
+    expect(catalog.get('team', 'db')?.item.attributes).toEqual({});
+  });
+
+  it('re-renders when a property becomes a nested secret, and back', () => {
+    const catalog = new ServiceCatalog();
+    catalog.upsertSpecification(
+      specification('db', SPEC_ID, { db: { properties: { password: { type: 'string' } } } }),
+    );
+    catalog.upsertService(
+      service({ name: 'db', attributes: { db: { password: 'p', host: 'h' } }, secretRef: 's' }),
+    );
+    expect(catalog.get('team', 'db')?.item.attributes).toEqual({
+      db: { password: 'p', host: 'h' },
+    });
+    catalog.upsertSpecification(specification('db', SPEC_ID, schema));
+    expect(catalog.get('team', 'db')?.item.attributes).toEqual({ db: { host: 'h' } });
+    expect(catalog.secretKeys(SPEC_ID)).toEqual(['db.password', 'db.port', 'db.tls.key']);
+    catalog.upsertSpecification(specification('db', SPEC_ID, {}));
+    expect(catalog.get('team', 'db')?.item.attributes).toEqual({
+      db: { password: 'p', host: 'h' },
+    });
+    expect(catalog.secretKeys(SPEC_ID)).toEqual([]);
+  });
+
+  it('hides both places when claimants of one id put a key at different paths', () => {
+    const catalog = new ServiceCatalog();
+    catalog.upsertSpecification(
+      specification('a', SPEC_ID, { 'db.password': { type: 'string', secret: true } }),
+    );
+    catalog.upsertSpecification(
+      specification('b', SPEC_ID, { db: { properties: { password: { secret: true } } } }),
+    );
+    catalog.upsertService(
+      service({
+        name: 'db',
+        attributes: { 'db.password': 'x', db: { password: 'y', host: 'h' } },
+        secretRef: 's',
+      }),
+    );
+    const entry = catalog.get('team', 'db');
+    expect(entry?.item.attributes).toEqual({ db: { host: 'h' } });
+    expect(entry?.secret?.keys).toEqual(['db.password']);
   });
 });
 
