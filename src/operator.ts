@@ -17,7 +17,6 @@ import { EventRecorder } from './controllers/status.js';
 import {
   Applications,
   defineResource,
-  Informer,
   isAlreadyExists,
   type Kube,
   LimitRanges,
@@ -43,7 +42,7 @@ export interface LeaderElectionSettings {
 export interface OperatorOptions {
   readonly kube: Kube;
   readonly log: Logger;
-  /** Where the operator keeps its Lease and the scope id counter. */
+  /** Where the operator keeps its Lease, the scope id counter and the digest key. */
   readonly namespace: string;
   /** Unique per process; defaults to hostname plus a random part. */
   readonly identity?: string;
@@ -119,7 +118,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     events,
   }).controller();
 
-  const services = serviceControllers({ kube, log, events, ...informerOptions });
+  const services = serviceControllers({
+    kube,
+    log,
+    events,
+    namespace: options.namespace,
+    ...informerOptions,
+  });
 
   const election = options.leaderElection ?? true;
   const controllers = [applicationController, scopeController, ...services.controllers];
@@ -150,13 +155,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     for (const controller of controllers) controller.setMetrics(options.metrics);
     options.metrics.observe?.({
       controllers,
-      caches: [
-        applications.cache,
-        scopes.cache,
-        ...services.informers
-          .filter((informer) => informer instanceof Informer)
-          .map((informer) => informer.cache),
-      ],
+      caches: [applications.cache, scopes.cache, ...services.caches],
       stats: kube.stats,
       ready: () => phase === 'started',
     });

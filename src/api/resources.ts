@@ -26,6 +26,12 @@ export const CATEGORY = 'nrn';
 
 const NonEmpty = z.string().min(1);
 const Messages = z.array(MessageItem).describe('Messages in the spec shape.');
+/** Longest retry annotation value recorded as it is; longer ones are recorded as a digest. */
+export const MAX_OBSERVED_RETRY = 256;
+const ObservedRetry = z
+  .string()
+  .max(MAX_OBSERVED_RETRY)
+  .describe('The platform.nrn.dev/retry annotation value last acted on.');
 
 // --- Application -------------------------------------------------------------------------
 
@@ -71,6 +77,7 @@ export const ScopeStatusBlock = z
     domain: z.string().max(60).optional(),
     nrn: ConcreteNrnString.optional(),
     messages: Messages.optional(),
+    observedRetry: ObservedRetry.optional(),
     ...CommonStatus,
   })
   .strict();
@@ -106,6 +113,14 @@ export const ServiceStatusBlock = z
     slug: Slug.optional(),
     messages: Messages.optional(),
     updated_at: z.iso.datetime({ offset: true }).optional(),
+    observedRetry: ObservedRetry.optional(),
+    secretAttributesHash: z
+      .string()
+      .regex(/^hmac-sha256:[0-9a-f]{64}$/)
+      .optional()
+      .describe(
+        'Keyed digest of the secret attributes last validated (never the values): a change of the Secret re-provisions.',
+      ),
     ...CommonStatus,
   })
   .strict();

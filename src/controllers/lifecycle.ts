@@ -1,8 +1,9 @@
 // The steps every reconciler takes the same way: reading its object by key, the finalizer
-// that holds a deletion until cleanup is done, reporting an invalid spec, and deciding
-// whether a failure is terminal (waits for a spec change) or worth another run.
+// that holds a deletion until cleanup is done, reporting an invalid spec, deciding whether a
+// failure is terminal (waits for a spec change) or worth another run, and the retry
+// annotation that asks a failed object to try again.
 import type { z } from 'zod';
-import { type Condition, GROUP, VERSION } from '../api/index.js';
+import { type Condition, GROUP, MAX_OBSERVED_RETRY, VERSION } from '../api/index.js';
 import {
   defineResource,
   isNotFound,
@@ -10,7 +11,8 @@ import {
   type ResourceClient,
   type ResourceType,
 } from '../kube/index.js';
-import { condition } from './status.js';
+import { RETRY_ANNOTATION, shortHash } from './names.js';
+import { condition, type HealthReport } from './status.js';
 
 /** One of our kinds without schemas: an invalid spec must still be read, to be reported. */
 export function rawKind(kind: string, plural: string): ResourceType {
@@ -96,4 +98,44 @@ export function failureStands(
 ): boolean {
   const reason = condition(status.conditions, 'Stalled')?.reason ?? '';
   return status.status === 'failed' && !specChanged && terminal.has(reason);
+}
+
+/**
+ * The retry annotation's value as status records it: as it is, or (longer than status takes)
+ * `sha256:<hex>` of it. Undefined without the annotation.
+ */
+export function retryValue(object: KubeObject<unknown, unknown>): string | undefined {
+  const value = object.metadata.annotations?.[RETRY_ANNOTATION];
+  if (value === undefined) return undefined;
+  return value.length <= MAX_OBSERVED_RETRY ? value : `sha256:${shortHash(value, 64)}`;
+}
+
+/** The retry annotation's value when it is not the one last acted on (status.observedRetry). */
+export function retryRequested(object: KubeObject<unknown, unknown>): string | undefined {
+  const value = retryValue(object);
+  return value !== undefined && value !== recordedRetry(object) ? value : undefined;
+}
+
+/**
+ * status.observedRetry as the next status write carries it: the annotation's value, whatever
+ * the phase (a value seen while not failed is recorded, never acted on later), or the one
+ * recorded before (a removed annotation changes nothing).
+ */
+export function observedRetry(object: KubeObject<unknown, unknown>): { observedRetry?: string } {
+  const value = retryValue(object) ?? recordedRetry(object);
+  return value !== undefined ? { observedRetry: value } : {};
+}
+
+/** What a failed object going back to work on a retry request reports. */
+export function retryReport(value: string, kind: string): HealthReport {
+  return {
+    health: 'reconciling',
+    reason: 'Retrying',
+    message: `retry requested (${RETRY_ANNOTATION}: ${value}); the ${kind} is tried again`,
+  };
+}
+
+function recordedRetry(object: KubeObject<unknown, unknown>): string | undefined {
+  const status = object.status as { observedRetry?: unknown } | undefined;
+  return typeof status?.observedRetry === 'string' ? status.observedRetry : undefined;
 }

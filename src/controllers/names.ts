@@ -12,6 +12,17 @@ export const SCOPE_NAME_LABEL = `${LABEL_PREFIX}/scope-name`;
 export const NRN_LABEL = `${LABEL_PREFIX}/nrn`;
 export const NRN_ANNOTATION = `${LABEL_PREFIX}/nrn`;
 export const SPEC_HASH_ANNOTATION = `${LABEL_PREFIX}/spec-hash`;
+/**
+ * On a Scope or Service: a new value asks a `failed` one to try again. The value acted on is
+ * recorded in `status.observedRetry` (the annotation is left in place, so a GitOps tool that
+ * holds it in its manifests does not put it back and loop).
+ */
+export const RETRY_ANNOTATION = `${LABEL_PREFIX}/retry`;
+/**
+ * Put on a Secret a Service names in `spec.secret_attributes_ref`, so the operator can watch
+ * those Secrets alone (by this label) instead of every Secret of the cluster.
+ */
+export const ATTRIBUTES_SECRET_LABEL = `${LABEL_PREFIX}/attributes-secret`;
 
 export const DEFAULT_BASE_DOMAIN = 'nrn.local';
 const MAX_DOMAIN = 60;

@@ -4,6 +4,7 @@
 // or `failed`: `creating` is written only while provisioning takes more than one pass (a scope
 // provisioned in one goes from `pending` to `active`), `updating` after a spec change. On
 // delete, `deleting` while the provisioner removes what it made, then the finalizer goes.
+// A failed scope tries again on a spec change, or on a new value of the retry annotation.
 // A scope the caches show settled (active, up to date, nothing to write) costs no request.
 import type { Logger } from 'pino';
 import {
@@ -30,9 +31,12 @@ import {
   ensureFinalizer,
   failureStands,
   hasFinalizer,
+  observedRetry,
   rawKind,
   readByKey,
   removeFinalizer,
+  retryReport,
+  retryRequested,
   specProblems,
 } from './lifecycle.js';
 import {
@@ -52,6 +56,7 @@ import {
   type HealthReport,
   healthStatus,
   PHASE_TRANSITIONS,
+  writeStatus,
 } from './status.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
@@ -69,7 +74,7 @@ type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
 type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;
 type ScopeInformer = Informer<ScopeSpec, ScopeStatusBlock>;
 
-/** Failures a rerun cannot fix by itself: they wait for a spec change. */
+/** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
 const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
 
 export interface Identity {
@@ -154,12 +159,34 @@ export class ScopeReconciler {
     // last write left it, there is nothing to read or write. Anything newer that the caches
     // have not seen yet brings its own event, and so another reconcile.
     const cached = this.options.scopes.cache.getByKey(key);
-    if (cached !== undefined && this.settled(key, cached)) return undefined;
+    const settled = cached !== undefined ? this.settled(key, cached) : undefined;
+    if (settled === true) return undefined;
+    if (cached !== undefined && settled !== undefined) {
+      // Settled but for a retry request, which an active scope has no use for: it is only
+      // recorded (guarded, since the cached version may be behind: a 409 is retried).
+      await writeStatus(this.client, cached, settled, { guard: true });
+      return undefined;
+    }
 
     let scope = await readByKey(this.client, key);
     if (scope === undefined) return undefined;
     const log = context.log;
     if (scope.metadata.deletionTimestamp !== undefined) return this.finalize(key, scope, log);
+
+    // A retry request on a failed scope: back to work, the value acted on recorded in the same
+    // write (so it is acted on once), then the usual path. A failure that still holds (an
+    // invalid spec, a duplicate slug) comes back with its message.
+    const retry = retryRequested(scope);
+    if (retry !== undefined && scope.status?.status === 'failed') {
+      const identified = recordedIdentity(scope.status) !== undefined;
+      scope = await this.setStatus(
+        scope,
+        identified ? 'creating' : 'pending',
+        undefined,
+        retryReport(retry, 'scope'),
+      );
+      log.info({ scope: key, retry }, 'scope retry requested');
+    }
 
     const parsed = ScopeSpecSchema.safeParse(scope.spec);
     if (!parsed.success) {
@@ -235,9 +262,10 @@ export class ScopeReconciler {
   /**
    * True when a full reconcile of this cached scope would neither write nor provision:
    * active at its generation, labelled, finalized, unique, its children as desired in the
-   * caches, its status exactly what it would be written as. Reads only caches.
+   * caches, its status exactly what it would be written as. The status to write when it is
+   * all that but for a retry value not yet recorded; else undefined. Reads only caches.
    */
-  private settled(key: string, scope: ScopeObject): boolean {
+  private settled(key: string, scope: ScopeObject): true | ScopeStatusBlock | undefined {
     const status = scope.status;
     const spec = scope.spec;
     if (
@@ -249,7 +277,7 @@ export class ScopeReconciler {
       // The cached version is older than one the schema refused: that one needs reporting.
       this.options.scopes.isRefused(key)
     ) {
-      return false;
+      return undefined;
     }
     const identity = recordedIdentity(status);
     if (
@@ -258,17 +286,21 @@ export class ScopeReconciler {
       !hasFinalizer(scope, SCOPE_FINALIZER) ||
       this.olderWithSlug(scope, spec, identity.slug) !== undefined
     ) {
-      return false;
+      return undefined;
     }
     let report: HealthReport;
     if (spec.external_created === true) {
       report = EXTERNAL_REPORT;
     } else {
       const progress = this.options.provisioner.peek?.(this.target(key, scope, spec, identity));
-      if (progress?.state !== 'ready') return false;
+      if (progress?.state !== 'ready') return undefined;
       report = provisionedReport(progress);
     }
-    return canonical(this.statusFor(scope, 'active', identity, report)) === canonical(status);
+    const next = this.statusFor(scope, 'active', identity, report);
+    if (canonical(next) === canonical(status)) return true;
+    const { observedRetry: _retry, ...rest } = next;
+    const { observedRetry: _recorded, ...current } = status;
+    return canonical(rest) === canonical(current) ? next : undefined;
   }
 
   /**
@@ -491,6 +523,7 @@ export function scopeStatus(
   return {
     status: phase,
     ...kept,
+    ...observedRetry(scope),
     ...healthStatus(previous.conditions, report, scope.metadata.generation, now),
   };
 }

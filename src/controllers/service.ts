@@ -1,8 +1,10 @@
 // The Service reconciler: the lifecycle of DESIGN.md. Finalizer first; `pending_create` when
 // accepted; `pending` while its specification (or its secret) is awaited; attributes, plain
 // and secret, validated together against the specification's schema; then the provisioner
-// (`creating`, or `updating` after a spec change) until `active` or `failed`; on delete,
-// `deleting` while the provider removes it, then the finalizer goes.
+// (`creating`, or `updating` after a spec change or a change of the attribute Secret) until
+// `active` or `failed`; on delete, `deleting` while the provider removes it, then the
+// finalizer goes. A failed service tries again on a spec change, a change of its attribute
+// Secret, or a new value of the retry annotation.
 import type { Logger } from 'pino';
 import {
   API_VERSION,
@@ -25,6 +27,7 @@ import {
   type Kube,
   type KubeObject,
   keyOf,
+  metadataOnly,
   type ResourceClient,
   Secrets,
   ServiceSpecifications,
@@ -36,17 +39,20 @@ import {
   type Result,
   type Startable,
 } from '../runtime/index.js';
-import { resolveAttributes, SchemaCache } from './attributes.js';
+import { mergeAttributes, propertiesOf, resolveAttributes, SchemaCache } from './attributes.js';
 import {
   ensureFinalizer,
   failureStands,
   hasFinalizer,
+  observedRetry,
   rawKind,
   readByKey,
   removeFinalizer,
+  retryReport,
+  retryRequested,
   specProblems,
 } from './lifecycle.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, slugify } from './names.js';
+import { ATTRIBUTES_SECRET_LABEL, MANAGED_BY, MANAGED_BY_LABEL, slugify } from './names.js';
 import type {
   ProviderEndpoint,
   ServiceAction,
@@ -55,7 +61,7 @@ import type {
   ServiceTarget,
 } from './provisioners/service-types.js';
 import { WebhookProvisioner } from './provisioners/webhook.js';
-import { readSecret } from './secrets.js';
+import { readLabelledSecret, readSecret, SecretDigester, secretVersion } from './secrets.js';
 import {
   indexSpecifications,
   type SpecificationInformer,
@@ -75,11 +81,14 @@ import {
   PHASE_TRANSITIONS,
   rfc3339,
   setCondition,
+  writeStatus,
 } from './status.js';
 
 export const SERVICE_FINALIZER = `${GROUP}/service-cleanup`;
 /** Index of the Service informer: spec.specification_id. */
 export const SERVICE_SPEC_INDEX = 'service-specification-id';
+/** Index of the Service informer: `<namespace>/<name>` of the Secret of secret attributes. */
+export const SERVICE_SECRET_INDEX = 'service-attributes-secret';
 /**
  * True while a provider call sequence runs; lastTransitionTime is when it started (the
  * deadline counts from there, across restarts), observedGeneration and reason (Create, Update,
@@ -90,14 +99,20 @@ export const PROVISIONING_CONDITION = 'Provisioning';
 export const PROVISIONED_CONDITION = 'Provisioned';
 export const OUTPUTS_SUFFIX = '-outputs';
 
-/** Failures a rerun cannot fix by itself: they wait for a spec change. */
+/**
+ * Failures a rerun cannot fix by itself: they wait for a spec change, a change of the
+ * attribute Secret, or a retry request.
+ */
 const STICKY_FAILURES = new Set([
   'ProvisionRefused',
   'ProvisionFailed',
   'DeadlineExceeded',
   'OutputSecretTaken',
 ]);
-/** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
+/**
+ * Only Secrets the operator has labelled are watched (watching all would cache every Secret
+ * of the cluster); one that does not exist yet has no label, so it is looked at again.
+ */
 const SECRET_RECHECK_MS = 5000;
 export const DEFAULT_PROVIDER_BACKOFF: BackoffOptions = {
   initialMs: 500,
@@ -117,15 +132,20 @@ export const RawServices = rawKind('Service', 'services');
  */
 export const CachedServices = defineResource({
   ...Services,
-  spec: ServiceSpecSchema.transform(({ specification_id }) => ({ specification_id })),
+  spec: ServiceSpecSchema.transform(({ specification_id, secret_attributes_ref }) => ({
+    specification_id,
+    ...(secret_attributes_ref !== undefined ? { secret_attributes_ref } : {}),
+  })),
   status: ServiceStatusSchema.transform(({ status }) => (status !== undefined ? { status } : {})),
 });
 
 type RawService = KubeObject<unknown, ServiceStatusBlock>;
 export type ServiceInformer = Informer<
-  Pick<ServiceSpec, 'specification_id'>,
+  Pick<ServiceSpec, 'specification_id' | 'secret_attributes_ref'>,
   Pick<ServiceStatusBlock, 'status'>
 >;
+/** Attribute Secrets, metadata only (never their values), selected by ATTRIBUTES_SECRET_LABEL. */
+export type AttributeSecretInformer = Informer;
 
 interface Pace {
   readonly generation: number | undefined;
@@ -144,6 +164,10 @@ const ACTION_REASON: Record<ServiceAction, string> = {
 
 export function indexServices(informer: ServiceInformer): void {
   informer.addIndex(SERVICE_SPEC_INDEX, (s) => (s.spec ? [s.spec.specification_id] : []));
+  informer.addIndex(SERVICE_SECRET_INDEX, (s) => {
+    const ref = s.spec?.secret_attributes_ref;
+    return ref !== undefined ? [keyOf({ namespace: s.metadata.namespace, name: ref.name })] : [];
+  });
 }
 
 export interface ServiceReconcilerOptions {
@@ -154,6 +178,10 @@ export interface ServiceReconcilerOptions {
   readonly schemas: SchemaCache;
   readonly events: EventRecorder;
   readonly provisioner: ServiceProvisioner;
+  /** Digests of attribute Secrets, as status records them. */
+  readonly digester: SecretDigester;
+  /** Labelled attribute Secrets (metadata only): they wake the services naming them. */
+  readonly secrets?: AttributeSecretInformer;
   /** Between polls of a provider that gave no Retry-After, and between failed calls. */
   readonly backoff?: BackoffOptions;
   readonly workers?: number;
@@ -167,6 +195,14 @@ interface StatusExtras {
     | { readonly action: ServiceAction; readonly started: Date }
     | { readonly ended: string };
   readonly provisioned?: boolean;
+  /** The digest of the attribute Secret this pass validated with; else the recorded one stays. */
+  readonly secretDigest?: string;
+}
+
+/** Attributes as one pass resolved them, with the digest of the Secret they came from. */
+interface Resolved {
+  readonly result: ReturnType<typeof resolveAttributes>;
+  readonly digest: string | undefined;
 }
 
 export class ServiceReconciler {
@@ -179,6 +215,12 @@ export class ServiceReconciler {
    * backoff in force anyway. In memory: a restart only makes the next call come sooner.
    */
   private readonly pace = new Map<string, Pace>();
+  /**
+   * Per key, the attribute Secret version (uid/resourceVersion) last found to match the
+   * recorded digest, with that digest: while the watched Secret still has this version, a
+   * reconcile need not read it again. Versions and digests only, never values.
+   */
+  private readonly secretChecked = new Map<string, string>();
 
   constructor(private readonly options: ServiceReconcilerOptions) {
     this.client = options.kube.resource(RawServices) as ResourceClient<unknown, ServiceStatusBlock>;
@@ -186,10 +228,10 @@ export class ServiceReconciler {
     this.backoff = options.backoff ?? DEFAULT_PROVIDER_BACKOFF;
   }
 
-  /** The controller, watching services and the specifications they name. */
+  /** The controller, watching services, the specifications and the Secrets they name. */
   controller(): Controller {
     const services = this.options.services;
-    return new Controller({
+    const controller = new Controller({
       name: 'services',
       log: this.options.log,
       workers: this.options.workers ?? 4,
@@ -201,6 +243,14 @@ export class ServiceReconciler {
           ? services.byIndex(SERVICE_SPEC_INDEX, s.spec.id).map((o) => keyOf(o.metadata))
           : undefined,
       );
+    if (this.options.secrets !== undefined) {
+      controller.watch(this.options.secrets, (secret) =>
+        services
+          .byIndex(SERVICE_SECRET_INDEX, keyOf(secret.metadata))
+          .map((o) => keyOf(o.metadata)),
+      );
+    }
+    return controller;
   }
 
   async reconcile(
@@ -209,11 +259,21 @@ export class ServiceReconciler {
   ): Promise<Result | undefined> {
     let service = await readByKey(this.client, key);
     if (service === undefined) {
-      this.pace.delete(key);
+      this.forget(key);
       return undefined;
     }
     const log = context.log;
     if (service.metadata.deletionTimestamp !== undefined) return this.finalize(key, service, log);
+
+    // A retry request on a failed service: back to `pending`, the value acted on recorded in
+    // the same write (so it is acted on once); then attributes are validated again and the
+    // provider called as after a spec change. A failure that still holds comes back as it was.
+    const retry = retryRequested(service);
+    if (retry !== undefined && service.status?.status === 'failed') {
+      this.pace.delete(key);
+      service = await this.setStatus(service, undefined, 'pending', retryReport(retry, 'service'));
+      log.info({ service: key, retry }, 'service retry requested');
+    }
 
     const parsed = ServiceSpecSchema.safeParse(service.spec);
     if (!parsed.success) {
@@ -234,9 +294,13 @@ export class ServiceReconciler {
       });
     }
     // Level-triggered, but a provider call is not free: an active service is left alone until
-    // its spec changes, and a provider's refusal stands until then too.
-    if (first.status === 'active' && !changed) return undefined;
-    if (failureStands(first, changed, STICKY_FAILURES)) return undefined;
+    // its spec or its attribute Secret changes, and a provider's refusal stands until then too.
+    const settled = first.status === 'active' || failureStands(first, changed, STICKY_FAILURES);
+    if (!changed && settled && !(await this.secretMoved(key, service, spec, log))) {
+      // A retry request seen while not failed is recorded, never acted on later.
+      if (first.status === 'active') await this.recordRetry(service);
+      return undefined;
+    }
 
     const found = specificationById(this.options.specifications, spec.specification_id);
     const usable = found === undefined ? 'does not exist' : specificationUsable(found);
@@ -248,39 +312,119 @@ export class ServiceReconciler {
       });
       return undefined;
     }
-    const resolved = await this.attributes(service, spec, found);
+    const resolved = await this.attributes(service, spec, found, log);
     if (resolved === 'waiting') return { requeueAfter: SECRET_RECHECK_MS };
-    if (!resolved.ok) {
-      await this.fail(service, spec, resolved.reason, resolved.message);
-      log.info({ service: key, reason: resolved.reason }, 'service attributes refused');
+    // Every write from here on records the digest of the Secret content just validated.
+    const digest: Pick<StatusExtras, 'secretDigest'> =
+      resolved.digest !== undefined ? { secretDigest: resolved.digest } : {};
+    const result = resolved.result;
+    if (!result.ok) {
+      await this.fail(service, spec, result.reason, result.message, digest);
+      log.info({ service: key, reason: result.reason }, 'service attributes refused');
       return undefined;
     }
 
     if (spec.imported === true || spec.selectors?.imported === true) {
-      await this.setStatus(service, spec, 'active', {
-        health: 'ready',
-        reason: 'Imported',
-        message: 'service is provisioned elsewhere (imported)',
-      });
+      await this.setStatus(
+        service,
+        spec,
+        'active',
+        {
+          health: 'ready',
+          reason: 'Imported',
+          message: 'service is provisioned elsewhere (imported)',
+        },
+        digest,
+      );
       return undefined;
     }
     if (service.status?.status === 'pending_create') {
-      service = await this.setStatus(service, spec, 'pending', {
-        health: 'reconciling',
-        reason: 'Validated',
-        message: `attributes match specification ${spec.specification_id}`,
-      });
+      service = await this.setStatus(
+        service,
+        spec,
+        'pending',
+        {
+          health: 'reconciling',
+          reason: 'Validated',
+          message: `attributes match specification ${spec.specification_id}`,
+        },
+        digest,
+      );
     }
     const provisioner = found.spec.provisioner;
     if (provisioner.type === 'none' || provisioner.url === undefined) {
-      await this.setStatus(service, spec, 'active', {
-        health: 'ready',
-        reason: 'Provisioned',
-        message: 'service is active (its specification has no provisioner)',
-      });
+      await this.setStatus(
+        service,
+        spec,
+        'active',
+        {
+          health: 'ready',
+          reason: 'Provisioned',
+          message: 'service is active (its specification has no provisioner)',
+        },
+        digest,
+      );
       return undefined;
     }
-    return this.provision(key, service, spec, found, resolved.attributes, log);
+    return this.provision(key, service, spec, found, result.attributes, digest, log);
+  }
+
+  /**
+   * Whether the attribute Secret's content differs from the one the service was last
+   * validated with (the digest in status). A Secret that is gone changes nothing: what the
+   * provider holds stays as it is, and the service with it. A service recorded before digests
+   * were (no digest in status) gets the current one, without a provider call.
+   */
+  private async secretMoved(
+    key: string,
+    service: RawService,
+    spec: ServiceSpec,
+    log: Logger,
+  ): Promise<boolean> {
+    const ref = spec.secret_attributes_ref;
+    if (ref === undefined) return false;
+    const namespace = service.metadata.namespace ?? '';
+    const recorded = service.status?.secretAttributesHash;
+    const cached = this.options.secrets?.cache.get(namespace, ref.name);
+    if (
+      cached !== undefined &&
+      this.secretChecked.get(key) === `${secretVersion(cached)} ${recorded}`
+    ) {
+      return false;
+    }
+    const read = await readLabelledSecret(
+      this.options.kube,
+      namespace,
+      ref.name,
+      ATTRIBUTES_SECRET_LABEL,
+    );
+    if (read === undefined) return false;
+    const digest = await this.options.digester.digest(read.values);
+    if (recorded === undefined) {
+      await writeStatus(this.client, service, {
+        ...service.status,
+        ...observedRetry(service),
+        secretAttributesHash: digest,
+      });
+      return false;
+    }
+    if (digest === recorded) {
+      this.secretChecked.set(key, `${read.version} ${recorded}`);
+      return false;
+    }
+    log.info({ service: key, secret: ref.name }, 'service attribute secret changed');
+    return true;
+  }
+
+  /** An active service with a retry request has nothing to retry: the value is only recorded. */
+  private async recordRetry(service: RawService): Promise<void> {
+    if (retryRequested(service) === undefined) return;
+    await writeStatus(this.client, service, { ...service.status, ...observedRetry(service) });
+  }
+
+  private forget(key: string): void {
+    this.pace.delete(key);
+    this.secretChecked.delete(key);
   }
 
   private async provision(
@@ -289,6 +433,7 @@ export class ServiceReconciler {
     spec: ServiceSpec,
     found: Found,
     attributes: Record<string, unknown>,
+    digest: Pick<StatusExtras, 'secretDigest'>,
     log: Logger,
   ): Promise<Result | undefined> {
     const provisioned = condition(service.status?.conditions, PROVISIONED_CONDITION);
@@ -312,7 +457,7 @@ export class ServiceReconciler {
           reason: action === 'update' ? 'Updating' : 'Provisioning',
           message: `${this.options.provisioner.type} provisioner ${action === 'update' ? 'updating' : 'creating'} the service`,
         },
-        { provisioning: { action, started } },
+        { provisioning: { action, started }, ...digest },
       );
     }
     const target = this.target(key, service, spec, attributes, action);
@@ -327,7 +472,7 @@ export class ServiceReconciler {
             spec,
             'OutputSecretTaken',
             `secret ${service.metadata.name}${OUTPUTS_SUFFIX} exists and is not this service's; the provider's output attributes have nowhere to go`,
-            { provisioning: { ended: 'OutputSecretTaken' }, provisioned: true },
+            { provisioning: { ended: 'OutputSecretTaken' }, provisioned: true, ...digest },
           );
           return undefined;
         }
@@ -341,6 +486,7 @@ export class ServiceReconciler {
             provisioning: { ended: 'Succeeded' },
             provisioned: true,
             messages: [{ level: 'info', message }, ...(progress.messages ?? [])],
+            ...digest,
           },
         );
         log.info({ service: key, action }, 'service provisioned');
@@ -352,7 +498,7 @@ export class ServiceReconciler {
           spec,
           phase,
           { health: 'reconciling', reason: 'Provisioning', message: progress.message },
-          { provisioning: { action, started } },
+          { provisioning: { action, started }, ...digest },
         );
         return { requeueAfter: this.later(key, service, action, progress.retryAfterMs) };
       case 'failed':
@@ -360,11 +506,23 @@ export class ServiceReconciler {
         await this.fail(service, spec, progress.reason, joined(progress.messages), {
           provisioning: { ended: progress.reason },
           messages: progress.messages,
+          ...digest,
         });
         log.warn({ service: key, reason: progress.reason, action }, 'service provisioning failed');
         return undefined;
       case 'unavailable':
-        return this.unavailable(key, service, spec, found, phase, action, started, progress, log);
+        return this.unavailable(
+          key,
+          service,
+          spec,
+          found,
+          phase,
+          action,
+          started,
+          progress,
+          log,
+          digest,
+        );
     }
   }
 
@@ -379,6 +537,7 @@ export class ServiceReconciler {
     started: Date,
     progress: Extract<ServiceProgress, { state: 'unavailable' }>,
     log: Logger,
+    digest: Pick<StatusExtras, 'secretDigest'> = {},
   ): Promise<Result | undefined> {
     const deadlineMs = found.spec.provisioner.deadline_seconds * 1000;
     const deadline = new Date(started.getTime() + deadlineMs);
@@ -388,6 +547,7 @@ export class ServiceReconciler {
       const message = `provider gave no usable answer within ${found.spec.provisioner.deadline_seconds}s: ${progress.message}`;
       await this.fail(service, spec, 'DeadlineExceeded', message, {
         provisioning: { ended: 'DeadlineExceeded' },
+        ...digest,
       });
       log.warn({ service: key, action }, 'service provisioning deadline exceeded');
       return undefined;
@@ -406,7 +566,7 @@ export class ServiceReconciler {
           ? `${progress.message}; still retrying the delete past its deadline`
           : `${progress.message}; retrying until ${deadline.toISOString()}`,
       },
-      { provisioning: { action, started } },
+      { provisioning: { action, started }, ...digest },
     );
     log.info({ service: key, action }, 'service provider unavailable; retrying');
     const cap = late ? undefined : Math.max(1, remaining);
@@ -414,14 +574,16 @@ export class ServiceReconciler {
   }
 
   /**
-   * Plain and secret attributes validated together; 'waiting' when the Secret is not there yet
-   * (the service says so in `pending` and looks again).
+   * Plain and secret attributes validated together, with the digest of the Secret's content;
+   * 'waiting' when the Secret is not there yet (the service says so in `pending` and looks
+   * again). The Secret gets the label that has it watched from now on.
    */
   private async attributes(
     service: RawService,
     spec: ServiceSpec,
     found: Found,
-  ): Promise<ReturnType<typeof resolveAttributes> | 'waiting'> {
+    log: Logger,
+  ): Promise<Resolved | 'waiting'> {
     const compiled = this.options.schemas.get(
       found.metadata.uid ?? keyOf(found.metadata),
       found.metadata.generation,
@@ -429,8 +591,15 @@ export class ServiceReconciler {
     );
     const ref = spec.secret_attributes_ref;
     let secret: Record<string, string> = {};
+    let digest: string | undefined;
     if (ref !== undefined) {
-      const read = await readSecret(this.options.kube, service.metadata.namespace ?? '', ref.name);
+      const namespace = service.metadata.namespace ?? '';
+      const read = await readLabelledSecret(
+        this.options.kube,
+        namespace,
+        ref.name,
+        ATTRIBUTES_SECRET_LABEL,
+      );
       if (read === undefined) {
         await this.setStatus(service, spec, 'pending', {
           health: 'reconciling',
@@ -439,9 +608,17 @@ export class ServiceReconciler {
         });
         return 'waiting';
       }
-      secret = read;
+      if (!read.labelled) {
+        log.warn(
+          { service: keyOf(service.metadata), secret: ref.name },
+          'attribute secret not labelled; its changes are not seen until the next resync',
+        );
+      }
+      secret = read.values;
+      digest = await this.options.digester.digest(secret);
     }
-    return resolveAttributes(compiled, spec.attributes ?? {}, secret, ref?.name);
+    const result = resolveAttributes(compiled, spec.attributes ?? {}, secret, ref?.name);
+    return { result, digest };
   }
 
   /** When the current provider call sequence started: kept in status, so restarts keep it. */
@@ -626,7 +803,12 @@ export class ServiceReconciler {
       secret =
         (await readSecret(this.options.kube, service.metadata.namespace ?? '', ref.name)) ?? {};
     }
-    const attributes = { ...(spec.attributes ?? {}), ...secret };
+    // Dotted Secret keys go to their nested places, as for create and update.
+    const { attributes } = mergeAttributes(
+      propertiesOf(found.spec.attributes.schema),
+      spec.attributes ?? {},
+      secret,
+    );
     const target = this.target(key, service, spec, attributes, 'delete');
     const progress = await this.options.provisioner.remove(target, endpointOf(found));
     switch (progress.state) {
@@ -751,11 +933,18 @@ export class ServiceReconciler {
     }
     const slug = spec !== undefined ? slugify(spec.name) : previous.slug;
     const updatedAt = previous.status !== phase ? now.toISOString() : previous.updated_at;
+    // A service without an attribute Secret has no digest to keep.
+    const digest =
+      spec !== undefined && spec.secret_attributes_ref === undefined
+        ? undefined
+        : (extras.secretDigest ?? previous.secretAttributesHash);
     const next: ServiceStatusBlock = {
       status: phase,
       ...(slug !== undefined ? { slug } : {}),
       messages: extras.messages !== undefined ? [...extras.messages] : messagesFor(report),
       ...(updatedAt !== undefined ? { updated_at: updatedAt } : {}),
+      ...observedRetry(service),
+      ...(digest !== undefined ? { secretAttributesHash: digest } : {}),
       ...observed(generation),
       conditions,
     };
@@ -803,16 +992,22 @@ export interface ServiceControllersOptions {
   readonly kube: Kube;
   readonly log: Logger;
   readonly events: EventRecorder;
+  /** The operator's namespace: where the key of attribute Secret digests is kept. */
+  readonly namespace: string;
   readonly resyncMs?: number;
   /** Applied to what the informers cache (see kube's leanObject). */
   readonly transform?: InformerOptions['transform'];
   readonly backoff?: BackoffOptions;
 }
 
-/** The informers and controllers of services and their specifications, for the operator. */
+/**
+ * The informers and controllers of services and their specifications, for the operator, and
+ * the caches of those two kinds (not of the attribute Secrets) for metrics.
+ */
 export function serviceControllers(options: ServiceControllersOptions): {
   informers: Startable[];
   controllers: Controller[];
+  caches: { list(): readonly KubeObject[] }[];
 } {
   const { kube, log, events } = options;
   const informerOptions = {
@@ -821,6 +1016,14 @@ export function serviceControllers(options: ServiceControllersOptions): {
   };
   const specifications = kube.informer(ServiceSpecifications, informerOptions);
   const services = kube.informer(CachedServices, informerOptions);
+  // Only the Secrets services name (the reconciler labels them), and only their metadata: a
+  // cluster's Secrets (Helm releases, tokens) are many and large, and their values are not
+  // the operator's to hold. A change wakes the services naming the Secret.
+  const secrets = kube.informer(Secrets, {
+    ...informerOptions,
+    labelSelector: `${ATTRIBUTES_SECRET_LABEL}=true`,
+    transform: metadataOnly,
+  });
   indexSpecifications(specifications);
   indexServices(services);
   const schemas = new SchemaCache();
@@ -839,10 +1042,13 @@ export function serviceControllers(options: ServiceControllersOptions): {
     schemas,
     events,
     provisioner: new WebhookProvisioner(kube),
+    digester: new SecretDigester(kube, options.namespace),
+    secrets,
     ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
   }).controller();
   return {
-    informers: [specifications, services],
+    informers: [specifications, services, secrets],
     controllers: [specificationController, serviceController],
+    caches: [specifications.cache, services.cache],
   };
 }

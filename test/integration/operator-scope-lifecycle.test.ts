@@ -64,6 +64,32 @@ class StubProvisioner implements ScopeProvisioner {
   }
 }
 
+/** Refuses the first `refusals` calls of ensure (as a provider answering 4xx would), then works. */
+class RefusingProvisioner implements ScopeProvisioner {
+  readonly type = 'refusing';
+  calls = 0;
+
+  constructor(private readonly refusals: number) {}
+
+  async ensure(target: ScopeTarget): Promise<Progress> {
+    this.calls++;
+    if (this.calls <= this.refusals) {
+      return { state: 'failed', reason: 'ProvisionRefused', message: 'quota exhausted' };
+    }
+    return { state: 'ready', outputs: { namespace: `refusing-${target.id}` } };
+  }
+
+  peek(target: ScopeTarget): Progress | undefined {
+    return this.calls > this.refusals
+      ? { state: 'ready', outputs: { namespace: `refusing-${target.id}` } }
+      : undefined;
+  }
+
+  async remove(): Promise<Progress> {
+    return { state: 'ready' };
+  }
+}
+
 describe('scope lifecycle, pass by pass', () => {
   let cluster: TestCluster;
   let kube: Kube;
@@ -245,5 +271,74 @@ describe('scope lifecycle, pass by pass', () => {
     const assigned = got.map((s) => s.status?.id);
     expect(got.every((s) => s.status?.status === 'active')).toBe(true);
     expect(new Set(assigned).size).toBe(names.length);
+  });
+
+  it('a refused scope stands until a retry annotation; each value is acted on once', async () => {
+    const provisioner = new RefusingProvisioner(2);
+    const reconciler = reconcilerWith(provisioner);
+    const annotate = async (...pairs: string[]) => {
+      const result = await kubectl(cluster, [
+        'annotate',
+        'scope',
+        'refused',
+        '-n',
+        ns,
+        '--overwrite',
+        ...pairs,
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      await cached('refused');
+    };
+    await createScope('refused');
+    await pass(reconciler, 'refused');
+    const failed = await read('refused');
+    expect(failed.status?.status).toBe('failed');
+    expect(failed.status?.messages?.[0]?.message).toBe('quota exhausted');
+    // Sticky: more passes neither provision nor write.
+    await pass(reconciler, 'refused');
+    expect(provisioner.calls).toBe(1);
+    expect((await read('refused')).metadata.resourceVersion).toBe(failed.metadata.resourceVersion);
+
+    // A retry the provisioner refuses again: failed with the same message, and it stays so.
+    await annotate('platform.nrn.dev/retry=1');
+    await pass(reconciler, 'refused');
+    expect(provisioner.calls).toBe(2);
+    const again = await read('refused');
+    expect(again.status).toMatchObject({ status: 'failed', observedRetry: '1' });
+    expect(again.status?.messages?.[0]?.message).toBe('quota exhausted');
+    await pass(reconciler, 'refused');
+    await pass(reconciler, 'refused');
+    expect(provisioner.calls).toBe(2);
+    expect((await read('refused')).metadata.resourceVersion).toBe(again.metadata.resourceVersion);
+
+    // A new value: provisioned.
+    await annotate('platform.nrn.dev/retry=2');
+    await pass(reconciler, 'refused');
+    expect(provisioner.calls).toBe(3);
+    const active = await read('refused');
+    expect(active.status).toMatchObject({ status: 'active', observedRetry: '2' });
+    expect(await eventReasons('refused')).toEqual([
+      'Accepted',
+      'ProvisionRefused',
+      'Retrying',
+      'ProvisionRefused',
+      'Retrying',
+      'Provisioned',
+    ]);
+
+    // The same value left in place, or applied again with other changes: nothing more.
+    await annotate('platform.nrn.dev/retry=2', 'example.com/note=unrelated');
+    expect((await pass(reconciler, 'refused')).requests).toBe(0);
+    expect(provisioner.calls).toBe(3);
+
+    // A new value on an active scope is only recorded: one status write, no provisioning.
+    await annotate('platform.nrn.dev/retry=3');
+    expect((await pass(reconciler, 'refused')).requests).toBe(1);
+    expect(provisioner.calls).toBe(3);
+    const recorded = await read('refused');
+    expect(recorded.status).toMatchObject({ status: 'active', observedRetry: '3' });
+    expect((await eventReasons('refused')).length).toBe(6);
+    await cached('refused');
+    expect((await pass(reconciler, 'refused')).requests).toBe(0);
   });
 });

@@ -11,9 +11,15 @@ import { readUntil, sleep } from '../support/wait.js';
 const log = silentLogger();
 
 interface ScopeView {
-  metadata: { generation?: number; labels?: Record<string, string> };
+  metadata: {
+    generation?: number;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+  };
   status?: {
     status?: string;
+    observedRetry?: string;
     id?: number;
     slug?: string;
     domain?: string;
@@ -233,6 +239,74 @@ ${extra}`;
       await sleep(50);
     }
     expect((await getScope('api')).status?.status).toBe('active');
+  });
+
+  it('a failed scope is tried again when kubectl annotates it with a new retry value', async () => {
+    // The next id is the counter's: a namespace of that name, made by hand first, is taken.
+    const next = await k([
+      'get',
+      'configmap',
+      'nrn-scope-ids',
+      '-n',
+      opNs,
+      '-o',
+      'jsonpath={.data.next}',
+    ]);
+    const child = `nrn-scope-${next}`;
+    await k(['create', 'namespace', child]);
+    await k(['apply', '-f', '-'], scope('taken', 10));
+    const failed = await waitScope('taken', (s) => s.status?.status === 'failed');
+    expect(failed.status?.id).toBe(Number(next));
+    const message = `namespace ${child} exists and does not belong to this scope`;
+    expect(failed.status?.messages?.[0]?.message).toBe(message);
+    const retry = (value: string) =>
+      k(['annotate', 'scope', 'taken', '-n', ns, `platform.nrn.dev/retry=${value}`, '--overwrite']);
+
+    // Still taken: the retry fails as before, once, and it stays so (no loop).
+    await retry('first');
+    const again = await waitScope('taken', (s) => s.status?.observedRetry === 'first');
+    expect(again.status?.status).toBe('failed');
+    expect(again.status?.messages?.[0]?.message).toBe(message);
+    await sleep(1000);
+    const still = await getScope('taken');
+    expect(still.metadata.resourceVersion).toBe(again.metadata.resourceVersion);
+    expect(await eventReasons('taken')).toEqual([
+      'Accepted',
+      'NamespaceTaken',
+      'Retrying',
+      'NamespaceTaken',
+    ]);
+
+    // The namespace goes; nothing tells the scope (not the operator's), a retry does.
+    await k(['delete', 'namespace', child, '--timeout=20s']);
+    await sleep(300);
+    expect((await getScope('taken')).status?.status).toBe('failed');
+    await retry('second');
+    const seen: string[] = [];
+    const active = await waitScope('taken', (s) => s.status?.status === 'active', seen);
+    expect(active.status?.observedRetry).toBe('second');
+    expect(seen).not.toContain('pending');
+    const made = JSON.parse(await k(['get', 'namespace', child, '-o', 'json'])) as ScopeView;
+    expect(made.metadata.labels?.['platform.nrn.dev/scope-uid']).toBe(active.metadata.uid);
+    expect((await eventReasons('taken')).slice(4)).toEqual(['Retrying', 'Provisioned']);
+
+    // Left in place (a GitOps tool re-applying it), the value is not acted on again.
+    await retry('second');
+    await k(['annotate', 'scope', 'taken', '-n', ns, 'example.com/synced=1']);
+    await sleep(1000);
+    const after = await getScope('taken');
+    expect(after.status).toEqual(active.status);
+    expect((await eventReasons('taken')).length).toBe(6);
+    const unchanged = JSON.parse(await k(['get', 'namespace', child, '-o', 'json'])) as ScopeView;
+    expect(unchanged.metadata.resourceVersion).toBe(made.metadata.resourceVersion);
+
+    // A duplicate slug still holds on a retry: failed again, with the same message.
+    const dup = await getScope('api-copy');
+    await k(['annotate', 'scope', 'api-copy', '-n', ns, 'platform.nrn.dev/retry=x']);
+    const dupAgain = await waitScope('api-copy', (s) => s.status?.observedRetry === 'x');
+    expect(dupAgain.status?.status).toBe('failed');
+    expect(dupAgain.status?.messages).toEqual(dup.status?.messages);
+    expect((await eventReasons('api-copy')).slice(-2)).toEqual(['Retrying', 'DuplicateSlug']);
   });
 
   it('delete removes the children, then the scope', async () => {

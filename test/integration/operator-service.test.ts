@@ -4,6 +4,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SIGNATURE_HEADER,
@@ -13,12 +14,13 @@ import {
 import { RawServices } from '../../src/controllers/service.js';
 import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
-import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { readUntil, sleep } from '../support/wait.js';
 
-const log = silentLogger();
+/** Every line the operator logs (debug and up): no secret value may be among them. */
+const logged: string[] = [];
+const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(line) });
 const SIGNING_KEY = 'test-signing-key-0123456789';
 const SPEC_ID = '0b6f3a52-5a8e-4c41-9a57-2d3c4b5a6f70';
 const FLAKY_SPEC_ID = '1c7a4b63-6b9f-4d52-8b68-3e4d5c6b7a81';
@@ -45,10 +47,12 @@ interface Reply {
 }
 
 interface ServiceView {
-  metadata: { generation?: number; uid?: string; finalizers?: string[] };
+  metadata: { generation?: number; uid?: string; finalizers?: string[]; resourceVersion?: string };
   spec?: Record<string, unknown>;
   status?: {
     status?: string;
+    observedRetry?: string;
+    secretAttributesHash?: string;
     slug?: string;
     updated_at?: string;
     observedGeneration?: number;
@@ -529,6 +533,158 @@ describe('operator: services', () => {
     expect(provider.callsOf('quick').at(-1)?.action).toBe('delete');
     const gone = await kubectl(cluster, ['get', 'service.platform.nrn.dev', 'quick', '-n', ns]);
     expect(gone.stderr).toContain('NotFound');
+  });
+
+  it('a refused service is tried again on a retry annotation, once per value', async () => {
+    provider.on('retried', (_call, nth) =>
+      nth <= 2
+        ? { status: 422, body: { message: 'region full' } }
+        : { status: 200, body: { status: 'active' } },
+    );
+    const retry = async (...pairs: string[]) => {
+      const result = await kubectl(cluster, [
+        'annotate',
+        'service.platform.nrn.dev',
+        'retried',
+        '-n',
+        ns,
+        '--overwrite',
+        ...pairs,
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+    };
+    await createService('retried', { host: 'h' });
+    await waitService('retried', (s) => s.status?.status === 'failed');
+    expect(provider.callsOf('retried')).toHaveLength(1);
+
+    // Refused again: failed with the same message, and not called again.
+    await retry('platform.nrn.dev/retry=1');
+    const seen: string[] = [];
+    const again = await waitService(
+      'retried',
+      (s) => s.status?.observedRetry === '1' && s.status.status === 'failed',
+      seen,
+    );
+    expect(again.status?.messages?.[0]).toEqual({ level: 'error', message: 'region full' });
+    await sleep(700);
+    expect(provider.callsOf('retried')).toHaveLength(2);
+    expect((await getService('retried')).metadata.resourceVersion).toBe(
+      again.metadata.resourceVersion,
+    );
+    expect(seen.at(-1)).toBe('failed');
+
+    await retry('platform.nrn.dev/retry=2');
+    const active = await waitService(
+      'retried',
+      (s) => s.status?.status === 'active' && s.status.observedRetry === '2',
+    );
+    expect(provider.callsOf('retried')).toHaveLength(3);
+    expect(provider.callsOf('retried').at(-1)?.action).toBe('create');
+    expect(active.status?.observedGeneration).toBe(1);
+
+    // The same value applied again, with other changes to the object: no provider call.
+    await retry('platform.nrn.dev/retry=2', 'example.com/synced=1');
+    await sleep(700);
+    expect(provider.callsOf('retried')).toHaveLength(3);
+    // A new value on an active service is recorded, nothing more.
+    await retry('platform.nrn.dev/retry=3');
+    await waitService('retried', (s) => s.status?.observedRetry === '3');
+    await sleep(500);
+    expect(provider.callsOf('retried')).toHaveLength(3);
+    expect((await getService('retried')).status?.status).toBe('active');
+    expect(await eventReasons('retried')).toEqual([
+      'Accepted',
+      'Validated',
+      'Provisioning',
+      'ProvisionRefused',
+      'Retrying',
+      'Provisioning',
+      'ProvisionRefused',
+      'Retrying',
+      'Provisioning',
+      'Provisioned',
+    ]);
+  });
+
+  it('a change of the attribute Secret re-validates and re-provisions the service', async () => {
+    const first = 'pw-first-7d1e';
+    const second = 'pw-second-93ab';
+    const invalidPort = 'port-9f3c-not-a-number';
+    const secrets = kube.resource(Secrets);
+    await secrets.create({
+      metadata: { name: 'rotating', namespace: ns },
+      data: { password: b64(first) },
+    });
+    await createService('rotated', { host: 'h' }, { secret_attributes_ref: { name: 'rotating' } });
+    const active = await waitService('rotated', (s) => s.status?.status === 'active');
+    const hash = active.status?.secretAttributesHash ?? '';
+    expect(hash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(provider.callsOf('rotated')).toHaveLength(1);
+    // The Secret is labelled, so the operator's label-selected watch sees it.
+    const labelled = await secrets.get({ namespace: ns, name: 'rotating' });
+    expect(labelled.metadata.labels?.['platform.nrn.dev/attributes-secret']).toBe('true');
+
+    // New data: validated again, and the provider gets an update with the new value.
+    await secrets.patch({ namespace: ns, name: 'rotating' }, { data: { password: b64(second) } });
+    const seen: string[] = [];
+    const updated = await waitService(
+      'rotated',
+      (s) =>
+        s.status?.status === 'active' &&
+        s.status.secretAttributesHash !== hash &&
+        provider.callsOf('rotated').length === 2,
+      seen,
+    );
+    expect(provider.callsOf('rotated').at(-1)).toMatchObject({
+      action: 'update',
+      body: { attributes: { host: 'h', password: second } },
+    });
+    expect(updated.metadata.generation).toBe(active.metadata.generation);
+    expect((await eventReasons('rotated')).slice(-2)).toEqual(['Updating', 'Provisioned']);
+
+    // Only the labels change: the content is the same, nothing is called.
+    await secrets.patch(
+      { namespace: ns, name: 'rotating' },
+      { metadata: { labels: { 'example.com/team': 'a' } } },
+    );
+    await sleep(700);
+    expect(provider.callsOf('rotated')).toHaveLength(2);
+
+    // Data the specification refuses: failed, naming the field, and no call.
+    await secrets.patch({ namespace: ns, name: 'rotating' }, { data: { port: b64(invalidPort) } });
+    const failed = await waitService('rotated', (s) => s.status?.status === 'failed');
+    expect(failed.status?.messages?.[0]?.message).toBe('attributes.port: must be integer');
+    expect(condition(failed, 'Stalled')?.reason).toBe('InvalidAttributes');
+    expect(provider.callsOf('rotated')).toHaveLength(2);
+
+    // Fixed in the Secret alone: provisioned again.
+    await secrets.patch({ namespace: ns, name: 'rotating' }, { data: { port: b64('5432') } });
+    await waitService(
+      'rotated',
+      (s) => s.status?.status === 'active' && provider.callsOf('rotated').length === 3,
+    );
+    expect(provider.callsOf('rotated').at(-1)).toMatchObject({
+      action: 'update',
+      body: { attributes: { host: 'h', password: second, port: 5432 } },
+    });
+
+    // No value in the Service, its Events or the operator's logs.
+    const raw = await kubectl(cluster, [
+      'get',
+      'service.platform.nrn.dev',
+      'rotated',
+      '-n',
+      ns,
+      '-o',
+      'json',
+    ]);
+    const events = await kubectl(cluster, ['get', 'events', '-n', ns, '-o', 'json']);
+    for (const value of [first, second, invalidPort]) {
+      expect(raw.stdout).not.toContain(value);
+      expect(events.stdout).not.toContain(value);
+      expect(logged.filter((line) => line.includes(value))).toEqual([]);
+    }
+    expect(logged.some((line) => line.includes('service attribute secret changed'))).toBe(true);
   });
 
   it('every call the provider received was signed correctly', () => {
