@@ -3,7 +3,9 @@
 // under load from autocannon — side by side in the same run with a bare Fastify route that
 // answers a fixed page of 30 services (this machine's ceiling); and the heap the facade's
 // caches (informer + catalog) add per service. Each server runs in its own process.
-//   npm run bench:facade   (BENCH_SERVICES, BENCH_SECONDS, BENCH_CONNECTIONS to scale it)
+//   npm run bench:facade   (BENCH_SERVICES, BENCH_SECONDS, BENCH_CONNECTIONS to scale it;
+//   BENCH_PROFILE=DIR writes a CPU profile of the facade process there). The servers run
+//   compiled to JavaScript, as `node dist/...` would, unless BENCH_TSX=1.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -12,12 +14,13 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { allCrds } from '../src/api/index.js';
 import { call } from './support/api.js';
-import { concurrently, linesOf, node, stopProcess } from './support/processes.js';
+import { concurrently, linesOf, stopProcess, support } from './support/processes.js';
 import { mulberry32 } from './support/random.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const PROFILE = process.env.BENCH_PROFILE;
 const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const NS = 'bench-services';
 const SPEC_ID = randomUUID();
@@ -106,7 +109,7 @@ async function load(url: string, token?: string): Promise<Figures> {
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-facade-'));
-  const plane = node('support/local-server.ts', [dir], { env: { BENCH_FSYNC: '0' } });
+  const plane = await support('local-server', [dir], { env: { BENCH_FSYNC: '0' } });
   const [, url, apiToken, ca] = (await linesOf(plane).next()).split(' ');
   if (url === undefined || apiToken === undefined || ca === undefined) {
     throw new Error('bad ready line from the control plane');
@@ -121,13 +124,12 @@ async function main(): Promise<void> {
     await fill({ url: new URL(url), token: apiToken, agent });
 
     const token = randomBytes(24).toString('base64url');
-    const facade = node(
-      'support/facade-server.ts',
-      [join(dir, 'kubeconfig'), token, 'nrn-system'],
-      {
-        nodeArgs: ['--expose-gc'],
-      },
-    );
+    const facade = await support('facade-server', [join(dir, 'kubeconfig'), token, 'nrn-system'], {
+      nodeArgs: [
+        '--expose-gc',
+        ...(PROFILE !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
+      ],
+    });
     children.push(facade);
     const ready = (await linesOf(facade).next()).split(' ');
     const [, facadeUrl, before, after] = ready;
@@ -147,13 +149,14 @@ async function main(): Promise<void> {
     }
     const pageFile = join(dir, 'page.json');
     await writeFile(pageFile, pageText);
-    const bare = node('support/bare-server.ts', [pageFile]);
+    const bare = await support('bare-server', [pageFile]);
     children.push(bare);
     const bareUrl = (await linesOf(bare).next()).split(' ')[1];
     if (bareUrl === undefined) throw new Error('bare server did not start');
 
     // Alternated, so that drift of a shared machine does not favour one side.
     const bareRun = await load(`${bareUrl}/service`);
+    const bytesRun = await load(`${bareUrl}/service-bytes`);
     const facadeRun = await load(`${facadeUrl}${query}`, token);
     const unauthorised = await load(`${facadeUrl}${query}`, 'wrong-token');
 
@@ -164,8 +167,9 @@ async function main(): Promise<void> {
         '',
         `facade benchmark (node ${process.version}, ${SERVICES} services, ${CONNECTIONS} connections, ${SECONDS} s each)`,
         row(`bare Fastify, fixed page of ${page.results.length}`, bareRun),
+        row('  the same page pre-serialised', bytesRun),
         row(`facade, NRN + type filter, ${page.results.length}`, facadeRun),
-        `facade / bare: ${((facadeRun.requests / bareRun.requests) * 100).toFixed(0)}%   (goal >= 15,000 req/s and p99 <= 5 ms)`,
+        `facade / bare: ${((facadeRun.requests / bareRun.requests) * 100).toFixed(0)}%, / pre-serialised: ${((facadeRun.requests / bytesRun.requests) * 100).toFixed(0)}%   (goal >= 15,000 req/s and p99 <= 5 ms)`,
         `  (a wrong token, for scale: ${unauthorised.requests.toFixed(0)} req/s of 401s)`,
         `heap the facade's caches add per service (informer + catalog): ${(perService / 1024).toFixed(2)} KiB`,
         '',

@@ -1,7 +1,8 @@
 // Benchmark of the local control plane (issue 2): durable creates/s and updates/s from 16
 // concurrent keep-alive connections, watch delivery latency with 100 watchers, and RSS per
 // stored object with 100,000 small objects. The server runs in its own process.
-//   npm run bench:local-api            (BENCH_CREATES, BENCH_OBJECTS to scale it)
+//   npm run bench:local-api            (BENCH_CREATES, BENCH_OBJECTS to scale it; the server
+//                                       runs compiled unless BENCH_TSX=1; BENCH_NODE_FLAGS)
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { call, percentile } from './support/api.js';
-import { type Lines, linesOf, node } from './support/processes.js';
+import { type Lines, linesOf, support } from './support/processes.js';
 
 const CONNECTIONS = 16;
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000);
@@ -29,7 +30,7 @@ interface Server {
 
 async function startServer(): Promise<Server> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-'));
-  const child = node('support/local-server.ts', [dir], { nodeArgs: ['--expose-gc'] });
+  const child = await support('local-server', [dir], { nodeArgs: ['--expose-gc'] });
   const lines = linesOf(child);
   const ready = await lines.next();
   const [, url, token, ca] = ready.split(' ');

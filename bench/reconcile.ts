@@ -3,21 +3,21 @@
 // system (apply-to-active p50/p99), a burst of scopes applied at once over 16 connections
 // (time until all are active, scopes/s, p50/p99, operator RSS), the operator's requests per
 // reconcile, and operator RSS holding many scopes and services. Active is seen on one watch.
-// The operator runs compiled to JavaScript, as `node dist/...` would (tsx's loader alone adds
+// The servers run compiled to JavaScript, as `node dist/...` would (tsx's loader alone adds
 // some 80 MiB to a process), unless BENCH_TSX=1.
 //   npm run bench:reconcile   (BENCH_SCOPES, BENCH_SINGLES, BENCH_CACHE_SCOPES,
 //                              BENCH_CACHE_SERVICES to scale it; BENCH_SETTLE=1 to wait for
 //                              every service to be reconciled too; BENCH_HEAP_SNAPSHOT=FILE
 //                              for the operator's heap at the end; BENCH_NODE_FLAGS, e.g.
 //                              --cpu-prof, go to both servers' node)
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { call, percentile } from './support/api.js';
-import { concurrently, type Lines, linesOf } from './support/processes.js';
+import { concurrently, type Lines, linesOf, support } from './support/processes.js';
 
 const CONNECTIONS = 16;
 const SCOPES = Number(process.env.BENCH_SCOPES ?? 2_000);
@@ -29,12 +29,8 @@ const NS = 'bench';
 const SERVICE_NS = 'bench-services';
 const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const ACTIVE_TIMEOUT_MS = Number(process.env.BENCH_ACTIVE_TIMEOUT_MS ?? 600_000);
-const TSX = process.env.BENCH_TSX === '1';
 /** Also measure once the operator has reconciled every service (their statuses make them bigger). */
 const SETTLE = process.env.BENCH_SETTLE === '1';
-const ROOT = join(import.meta.dirname, '..');
-/** Where the operator's support script is compiled to, with the part of src it imports. */
-const BUILD = join(ROOT, 'node_modules', '.cache', 'nrn-bench-reconcile');
 
 interface Api {
   readonly url: URL;
@@ -50,53 +46,9 @@ interface Processes {
   readonly api: Api;
 }
 
-const nodeFlags = () => (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
-
-/** A TypeScript script of bench/support, through tsx. */
-function node(script: string, args: string[], flags: string[] = []): ChildProcess {
-  return spawn(
-    process.execPath,
-    [...nodeFlags(), ...flags, '--import', 'tsx', join(import.meta.dirname, script), ...args],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-}
-
-/** Compiles support/operator.ts and what it imports of src into BUILD, as `npm run build` would. */
-async function compileOperator(): Promise<string> {
-  await rm(BUILD, { recursive: true, force: true });
-  await mkdir(BUILD, { recursive: true });
-  // Outside the repository's own package.json scope only by path: say again that it is ESM.
-  await writeFile(join(BUILD, 'package.json'), '{ "type": "module" }\n');
-  const tsconfig = join(BUILD, 'tsconfig.json');
-  await writeFile(
-    tsconfig,
-    JSON.stringify({
-      extends: join(ROOT, 'tsconfig.json'),
-      compilerOptions: { rootDir: ROOT, outDir: BUILD, noEmit: false, sourceMap: false },
-      files: [join(import.meta.dirname, 'support', 'operator.ts')],
-      include: [],
-    }),
-  );
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig],
-    {
-      stdio: 'inherit',
-    },
-  );
-  return join(BUILD, 'bench', 'support', 'operator.js');
-}
-
-function startOperatorProcess(script: string | undefined, kubeconfig: string): ChildProcess {
-  if (script === undefined) return node('support/operator.ts', [kubeconfig], ['--expose-gc']);
-  return spawn(process.execPath, [...nodeFlags(), '--expose-gc', script, kubeconfig], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-}
-
-async function start(operatorScript: string | undefined): Promise<Processes> {
+async function start(): Promise<Processes> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-reconcile-'));
-  const plane = node('support/local-server.ts', [dir]);
+  const plane = await support('local-server', [dir]);
   const ready = (await linesOf(plane).next()).split(' ');
   const [, url, token, ca] = ready;
   if (url === undefined || token === undefined || ca === undefined) {
@@ -107,7 +59,10 @@ async function start(operatorScript: string | undefined): Promise<Processes> {
     maxSockets: CONNECTIONS + 1,
     ca: Buffer.from(ca, 'base64').toString(),
   });
-  const operator = startOperatorProcess(operatorScript, join(dir, 'kubeconfig'));
+  const operator = await support('operator', [join(dir, 'kubeconfig')], {
+    nodeArgs: ['--expose-gc'],
+    stdin: true,
+  });
   const operatorLines = linesOf(operator);
   const line = await operatorLines.next();
   if (line !== 'READY') throw new Error(`operator: ${line}`);
@@ -315,7 +270,7 @@ async function burst(p: Processes, watch: ActiveWatch, prefix: string, count: nu
   return { seconds: (last - started) / 1000, latencies };
 }
 
-const processes = await start(TSX ? undefined : await compileOperator());
+const processes = await start();
 const { api } = processes;
 const rows: Array<[string, string, string]> = [];
 try {
@@ -467,7 +422,7 @@ try {
 }
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(
-  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, operator ${TSX ? 'under tsx' : 'compiled'}, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
+  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, ${process.env.BENCH_TSX === '1' ? 'under tsx' : 'compiled'}, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
 );
 for (const [name, value, goal] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${value.padStart(22)}  ${goal}\n`);

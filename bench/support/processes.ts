@@ -3,6 +3,7 @@
 // work spread over a fixed number of concurrent workers.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { compileSupportScript } from './compile.js';
 
 export interface Lines {
   next(): Promise<string>;
@@ -30,22 +31,48 @@ export function linesOf(child: ChildProcess): Lines {
   };
 }
 
-/** `node --import tsx bench/<script> args` with stdout piped, stderr shown. */
-export function node(
-  script: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {},
-): ChildProcess {
+export interface SupportOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly nodeArgs?: readonly string[];
+  /** A pipe to the process's stdin (scripts that take commands there); ignored otherwise. */
+  readonly stdin?: boolean;
+}
+
+const TSX = process.env.BENCH_TSX === '1';
+/** BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=DIR`) go to every server's node. */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+const compiled = new Map<string, Promise<string>>();
+
+/**
+ * Runs bench/support/<name>.ts in its own Node process, stdout piped, stderr shown: compiled
+ * to JavaScript first (once per run), as `node dist/...` runs the product, or through tsx when
+ * BENCH_TSX=1.
+ */
+export async function support(
+  name: string,
+  args: readonly string[],
+  options: SupportOptions = {},
+): Promise<ChildProcess> {
+  let script: string;
+  const loader: string[] = [];
+  if (TSX) {
+    script = join(import.meta.dirname, `${name}.ts`);
+    loader.push('--import', 'tsx');
+  } else {
+    let compiling = compiled.get(name);
+    if (compiling === undefined) {
+      compiling = compileSupportScript(name, `nrn-bench-${name}`);
+      compiled.set(name, compiling);
+    }
+    script = await compiling;
+  }
   return spawn(
     process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      '--import',
-      'tsx',
-      join(import.meta.dirname, '..', script),
-      ...args,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...options.env } },
+    [...NODE_FLAGS, ...(options.nodeArgs ?? []), ...loader, script, ...args],
+    {
+      stdio: [options.stdin === true ? 'pipe' : 'ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...options.env },
+    },
   );
 }
 
