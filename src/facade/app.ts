@@ -14,6 +14,7 @@ import { type CatalogEntry, type ServiceCatalog, withSecretValues } from './cata
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
 import { kubeFailure, UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';
+import { PageCache, type PageCacheLimits } from './pages.js';
 import type { ScopeStore } from './scopes.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
@@ -27,6 +28,8 @@ export interface FacadeDeps {
   /** The decoded values of a Secret, undefined when there is none. Never logged. */
   readonly readSecret: (namespace: string, name: string) => Promise<SecretValues | undefined>;
   readonly bodyLimit?: number;
+  /** Bounds of the rendered-page cache of GET /service; `{pages: 0, ...}` turns it off. */
+  readonly pageCache?: PageCacheLimits;
 }
 
 declare module 'fastify' {
@@ -36,6 +39,7 @@ declare module 'fastify' {
 }
 
 const PUBLIC_ROUTES = new Set(['/openapi.json']);
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function buildFacade(deps: FacadeDeps): FastifyInstance {
   const app = Fastify({
@@ -64,8 +68,15 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
     }
   });
 
+  const pages = new PageCache(deps.pageCache);
   app.get('/service', async (request, reply) => {
     await allow(deps.auth, request, { operation: 'services:list' });
+    // The same URL renders the same page until the catalog changes. Pages with secret values
+    // depend on the caller and are never kept, so a kept page is one anybody allowed to list
+    // services may see.
+    const version = deps.catalog.version;
+    const kept = pages.get(request.url, version);
+    if (kept !== undefined) return reply.type(JSON_TYPE).send(kept);
     const parsed = ListServicesQuery.safeParse(request.query);
     if (!parsed.success) throw new FacadeError('VALIDATION_FAILED', describeIssues(parsed.error));
     const query = parsed.data;
@@ -86,8 +97,11 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
       results = entries.map((entry) => entry.json);
     }
     // The items are serialised once, when the catalog files them: a page is a concatenation.
-    reply.type('application/json; charset=utf-8');
-    return `{"paging":{"limit":${query.limit},"offset":${query.offset}},"results":[${results.join(',')}]}`;
+    const page = Buffer.from(
+      `{"paging":{"limit":${query.limit},"offset":${query.offset}},"results":[${results.join(',')}]}`,
+    );
+    if (!query.include_secret_attributes) pages.set(request.url, version, page);
+    return reply.type(JSON_TYPE).send(page);
   });
 
   app.post('/scope', async (request) => {

@@ -568,6 +568,7 @@ export class ServiceCatalog {
   private readonly secretsById = new Map<string, SpecSecrets>();
   private readonly nodeBudget: number;
   private readonly strategy: 'auto' | 'index' | 'scan';
+  private changes = 0;
 
   constructor(options: ServiceCatalogOptions = {}) {
     this.nodeBudget = options.nodeBudget ?? DEFAULT_NODE_BUDGET;
@@ -576,6 +577,11 @@ export class ServiceCatalog {
 
   get size(): number {
     return this.rows.size;
+  }
+
+  /** Moves on with every change a page could show; what was read at one version still holds. */
+  get version(): number {
+    return this.changes;
   }
 
   /** Loads what the informers hold and follows them; returns the function that stops that. */
@@ -617,6 +623,7 @@ export class ServiceCatalog {
     const key = keyOf(object.metadata);
     let row = this.rows.get(key);
     if (row !== undefined && row.object === object) return; // an informer resync
+    this.changes++;
     const spec = object.spec;
     const createdMs = timeOf(object.metadata.creationTimestamp);
     const uid = object.metadata.uid ?? '';
@@ -648,6 +655,7 @@ export class ServiceCatalog {
     const key = keyOf(object.metadata);
     const row = this.rows.get(key);
     if (row === undefined) return;
+    this.changes++;
     this.rows.delete(key);
     this.unfile(row);
   }
@@ -660,6 +668,7 @@ export class ServiceCatalog {
       this.removeSpecification(object);
       return;
     }
+    this.changes++;
     this.specifications.set(key, { id, secrets: secretsOfSchema(object.spec?.attributes?.schema) });
     if (old !== undefined && old.id !== id) this.refreshSecrets(old.id);
     this.refreshSecrets(id);
@@ -669,6 +678,7 @@ export class ServiceCatalog {
     const key = keyOf(object.metadata);
     const old = this.specifications.get(key);
     if (old === undefined) return;
+    this.changes++;
     this.specifications.delete(key);
     this.refreshSecrets(old.id);
   }

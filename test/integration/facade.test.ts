@@ -348,6 +348,11 @@ describe('facade', () => {
     });
 
     it('shows a change applied with kubectl within a second', async () => {
+      // Asked twice first, so the facade keeps the rendered page: the change must replace it.
+      for (let i = 0; i < 2; i++) {
+        const before = await list(`entity_nrn=organization=${org}:account=99`);
+        expect(before.body.results[0]?.category).not.toBe('relational');
+      }
       const started = Date.now();
       const patched = await kubectl(cluster, [
         'patch',

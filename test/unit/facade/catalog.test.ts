@@ -1078,3 +1078,34 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+describe('ServiceCatalog.version', () => {
+  it('moves with every change a page could show, and not on an informer resync', () => {
+    const catalog = new ServiceCatalog();
+    const seen = [catalog.version];
+    const moved = () => {
+      const now = catalog.version;
+      const changed = now !== seen[seen.length - 1];
+      seen.push(now);
+      return changed;
+    };
+    const first = service({ name: 'a' });
+    catalog.upsertService(first);
+    expect(moved()).toBe(true);
+    catalog.upsertService(first); // the same object again: a resync
+    expect(moved()).toBe(false);
+    catalog.upsertService({ ...first, status: { status: 'active' } });
+    expect(moved()).toBe(true);
+    const spec = specification('s', SPEC_ID, { password: { type: 'string', secret: true } });
+    catalog.upsertSpecification(spec);
+    expect(moved()).toBe(true);
+    catalog.removeSpecification(spec);
+    expect(moved()).toBe(true);
+    catalog.removeSpecification(spec); // already gone
+    expect(moved()).toBe(false);
+    catalog.removeService(first);
+    expect(moved()).toBe(true);
+    catalog.removeService(first);
+    expect(moved()).toBe(false);
+  });
+});
