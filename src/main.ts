@@ -71,6 +71,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   }
   if (options.operator && kube !== undefined) {
     const metrics = new OperatorMetrics();
+    if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
     if (options.metrics !== undefined) {
       observability = await startObservabilityServer({ metrics, log, ...options.metrics });
     }
@@ -200,6 +201,8 @@ export async function runOperator(options: RunOptions): Promise<number> {
   // whatever context each was started with.
   const namespace = options.namespace ?? process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE;
   const metrics = new OperatorMetrics();
+  let facade: Facade | undefined;
+  if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
   // Before the operator, so that /healthz answers (and /readyz says 503) while it lists.
   const observability = await startObservabilityServer({ metrics, log, ...options.metrics });
   let operator: Operator;
@@ -217,7 +220,6 @@ export async function runOperator(options: RunOptions): Promise<number> {
     kube.close();
     throw error;
   }
-  let facade: Facade | undefined;
   try {
     if (options.facade !== undefined) {
       facade = await startFacade({

@@ -33,6 +33,7 @@ export interface ObservedOperator {
 export class OperatorMetrics implements ControllerMetrics {
   readonly registry = new Registry();
   private observed: ObservedOperator | undefined;
+  private readonly gates: Array<() => boolean> = [];
   private readonly reconciles: Counter<'controller' | 'outcome'>;
   private readonly errors: Counter<'controller'>;
   private readonly durations: Histogram<'controller'>;
@@ -113,8 +114,16 @@ export class OperatorMetrics implements ControllerMetrics {
     }
   }
 
+  /**
+   * Another part of the process that must be up before it is ready: the facade, which starts
+   * listening after the operator has synced, so that a Service sends it no traffic too early.
+   */
+  requireReady(gate: () => boolean): void {
+    this.gates.push(gate);
+  }
+
   ready(): boolean {
-    return this.observed?.ready() ?? false;
+    return (this.observed?.ready() ?? false) && this.gates.every((gate) => gate());
   }
 
   reconciled(sample: {

@@ -110,6 +110,12 @@ describe('operator: metrics and health endpoints', () => {
     expect((await get(server, '/readyz')).status).toBe(200);
     await operator.manager.elector?.elected();
     expect((await get(server, '/readyz')).status).toBe(200);
+    // Another part the process waits for (the facade, in `run`) holds readiness until it is up.
+    let facadeListening = false;
+    metrics.requireReady(() => facadeListening);
+    expect((await get(server, '/readyz')).status).toBe(503);
+    facadeListening = true;
+    expect((await get(server, '/readyz')).status).toBe(200);
 
     // Every controller has its series from the start, before any reconcile.
     const samples = await scrape();
