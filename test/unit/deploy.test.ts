@@ -1,0 +1,469 @@
+// deploy/: every manifest is a valid Kubernetes object, the Deployment's command line is one
+// our CLI accepts, and the RBAC rules grant exactly the requests the operator and the facade
+// send (the table below, read off the code), nothing more.
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { GROUP } from '../../src/api/index.js';
+import { ID_COUNTER_NAME } from '../../src/controllers/ids.js';
+import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
+import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
+import { DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME } from '../../src/operator.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../src/runtime/index.js';
+
+const DEPLOY_DIR = join(import.meta.dirname, '../../deploy');
+const CLI = join(import.meta.dirname, '../../src/cli.ts');
+
+interface Manifest {
+  readonly file: string;
+  readonly object: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+    [field: string]: unknown;
+  };
+}
+
+/** The model class of each kind deploy/ may hold; a kind not listed here fails the test. */
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/Namespace': Namespace,
+  'v1/ServiceAccount': ServiceAccount,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+};
+
+async function manifestFiles(): Promise<string[]> {
+  return (await readdir(DEPLOY_DIR))
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .sort();
+}
+
+async function loadManifests(): Promise<Manifest[]> {
+  const out: Manifest[] = [];
+  for (const file of await manifestFiles()) {
+    for (const doc of parseAllDocuments(await readFile(join(DEPLOY_DIR, file), 'utf8'))) {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.join('; ')}`);
+      const object = doc.toJS() as Manifest['object'] | null;
+      if (object !== null) out.push({ file, object });
+    }
+  }
+  return out;
+}
+
+const manifests = await loadManifests();
+
+function only<T = Manifest['object']>(kind: string): T {
+  const found = manifests.filter((m) => m.object.kind === kind);
+  if (found.length !== 1) throw new Error(`deploy/ holds ${found.length} ${kind}s, not one`);
+  return (found[0] as Manifest).object as T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The RBAC table: every (apiGroup, resource, verb, scope) `nrn-operator run` sends, read off
+// the code (kube.resource(...) and kube.informer(...) call sites, src/kube/reviews.ts). An
+// informer is list + watch; ResourceClient.replace is update; patch, patchStatus and apply are
+// patch; a server-side apply that makes a missing object is also authorized as create (the API
+// server checks `create` then: apiserver endpoints/handlers/patch.go). `cluster`: in any
+// namespace (or a cluster-scoped kind); `operator-namespace`: only in the operator's own
+// namespace (nrn-system; --namespace or POD_NAMESPACE), through a Role there.
+// ---------------------------------------------------------------------------------------------
+
+type Scope = 'cluster' | 'operator-namespace';
+
+interface Permission {
+  readonly group: string;
+  readonly resource: string;
+  readonly verb: string;
+  readonly scope: Scope;
+  /** resourceNames the rule is limited to; absent: any name. */
+  readonly names?: readonly string[];
+  /** Which module sends it, and why. */
+  readonly by: string;
+}
+
+const CORE = '';
+const LEASES = 'coordination.k8s.io';
+
+type Row = readonly [group: string, resource: string, verb: string, scope: Scope, by: string];
+const C = 'cluster';
+const NS = 'operator-namespace';
+const children = ['resourcequotas', 'limitranges', 'serviceaccounts'];
+
+// biome-ignore format: a table reads best one row a line
+const ROWS: readonly Row[] = [
+  // platform.nrn.dev: our four kinds, in every namespace.
+  [GROUP, 'scopes', 'get', C, 'controllers/scope.ts readByKey; facade/scopes.ts re-read after a lost status race'],
+  [GROUP, 'scopes', 'list', C, 'operator.ts, facade/index.ts informers; facade/scopes.ts get(id) by label on a cache miss'],
+  [GROUP, 'scopes', 'watch', C, 'operator.ts, facade/index.ts informers'],
+  [GROUP, 'scopes', 'create', C, 'facade/scopes.ts POST /scope'],
+  [GROUP, 'scopes', 'patch', C, 'controllers/scope.ts finalizer and scope id label (ensureMetadata, removeFinalizer)'],
+  [GROUP, 'scopes', 'delete', C, 'facade/scopes.ts undo: a scope whose acceptance failed (uid precondition)'],
+  [GROUP, 'scopes/status', 'patch', C, 'controllers/scope.ts status; facade/scopes.ts accept (pending, id, slug, domain)'],
+  [GROUP, 'services', 'get', C, 'controllers/service.ts readByKey'],
+  [GROUP, 'services', 'list', C, 'controllers/service.ts, facade/index.ts informers'],
+  [GROUP, 'services', 'watch', C, 'controllers/service.ts, facade/index.ts informers'],
+  [GROUP, 'services', 'patch', C, 'controllers/service.ts finalizer (ensureFinalizer, removeFinalizer)'],
+  [GROUP, 'services/status', 'patch', C, 'controllers/service.ts status (writeStatus, commitStatus)'],
+  [GROUP, 'applications', 'get', C, 'controllers/application.ts readByKey'],
+  [GROUP, 'applications', 'list', C, 'operator.ts, facade/index.ts informers'],
+  [GROUP, 'applications', 'watch', C, 'operator.ts, facade/index.ts informers'],
+  [GROUP, 'applications/status', 'patch', C, 'controllers/application.ts commitStatus'],
+  [GROUP, 'servicespecifications', 'get', C, 'controllers/specification.ts readByKey'],
+  [GROUP, 'servicespecifications', 'list', C, 'controllers/service.ts, facade/index.ts informers'],
+  [GROUP, 'servicespecifications', 'watch', C, 'controllers/service.ts, facade/index.ts informers'],
+  [GROUP, 'servicespecifications/status', 'patch', C, 'controllers/specification.ts commitStatus'],
+  // The namespace provisioner (controllers/provisioners/namespace.ts) and its informers.
+  [CORE, 'namespaces', 'get', C, 'provisioners/namespace.ts currentNamespace (cache miss), remove'],
+  [CORE, 'namespaces', 'list', C, 'operator.ts informer of the namespaces it manages (label selector)'],
+  [CORE, 'namespaces', 'watch', C, 'operator.ts informer of the namespaces it manages'],
+  [CORE, 'namespaces', 'create', C, 'operator.ts ensureNamespace (its own); provisioners/namespace.ts apply of a new one'],
+  [CORE, 'namespaces', 'patch', C, 'provisioners/namespace.ts server-side apply'],
+  [CORE, 'namespaces', 'delete', C, 'provisioners/namespace.ts remove, when the scope is deleted (uid precondition)'],
+  ...children.map((r): Row => [CORE, r, 'list', C, 'operator.ts informer of the children it manages (label selector)']),
+  ...children.map((r): Row => [CORE, r, 'watch', C, 'operator.ts informer of the children it manages']),
+  ...children.map((r): Row => [CORE, r, 'patch', C, 'provisioners/namespace.ts server-side apply into the scope namespace']),
+  ...children.map((r): Row => [CORE, r, 'create', C, 'provisioners/namespace.ts server-side apply that makes the child']),
+  // Secrets (ADR 0005 "Permissions on Secrets").
+  [CORE, 'secrets', 'get', C, 'controllers/secrets.ts readSecret (attributes, webhook signing key, digest key), service.ts outputs, facade secret attributes'],
+  [CORE, 'secrets', 'list', C, 'controllers/service.ts informer of labelled attribute Secrets (RBAC cannot narrow to a label)'],
+  [CORE, 'secrets', 'watch', C, 'controllers/service.ts informer of labelled attribute Secrets'],
+  [CORE, 'secrets', 'patch', C, 'controllers/secrets.ts readLabelledSecret puts the label; service.ts writeOutputs server-side apply'],
+  [CORE, 'secrets', 'create', C, "service.ts writeOutputs apply making an output Secret (services' namespaces); secrets.ts digest key"],
+  // Events, in the namespace of the object they are about; created, never updated or patched.
+  [CORE, 'events', 'create', C, 'controllers/status.ts EventRecorder (operator and facade)'],
+  // The facade's `kubernetes` auth (kube/reviews.ts, facade/auth.ts).
+  ['authentication.k8s.io', 'tokenreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: who holds the bearer token'],
+  ['authorization.k8s.io', 'subjectaccessreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: may the caller do this'],
+  // Only in the operator's namespace, and get/update only on the object's name.
+  [LEASES, 'leases', 'get', NS, 'runtime/leader.ts reads the Lease'],
+  [LEASES, 'leases', 'create', NS, 'runtime/leader.ts makes the Lease the first time'],
+  [LEASES, 'leases', 'update', NS, 'runtime/leader.ts acquires, renews, releases (PUT with resourceVersion)'],
+  [CORE, 'configmaps', 'get', NS, 'controllers/ids.ts reads the scope id counter (operator and facade)'],
+  [CORE, 'configmaps', 'create', NS, 'controllers/ids.ts makes the counter the first time'],
+  [CORE, 'configmaps', 'update', NS, 'controllers/ids.ts compare-and-swap (PUT with resourceVersion)'],
+];
+
+/** The objects a namespaced row is limited to by resourceNames (create cannot be). */
+const NAMES: Record<string, readonly string[]> = {
+  'leases get': [OPERATOR_NAME],
+  'leases update': [OPERATOR_NAME],
+  'configmaps get': [ID_COUNTER_NAME],
+  'configmaps update': [ID_COUNTER_NAME],
+};
+
+const PERMISSIONS: readonly Permission[] = ROWS.map(([group, resource, verb, scope, by]) => {
+  const names = NAMES[`${resource} ${verb}`];
+  return { group, resource, verb, scope, by, ...(names ? { names } : {}) };
+});
+
+const keyOf = (p: Omit<Permission, 'by'>): string =>
+  `${p.group || 'core'} ${p.resource} ${p.verb} ${p.scope}${p.names ? ` names=${[...p.names].sort().join(',')}` : ''}`;
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+interface Binding {
+  metadata: { name: string; namespace?: string };
+  roleRef: { apiGroup: string; kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+
+/** What the manifests grant the operator's ServiceAccount, one entry per (group, resource, verb). */
+function granted(): { keys: string[]; problems: string[] } {
+  const sa = only<{ metadata: { name: string; namespace: string } }>('ServiceAccount');
+  const isOurs = (b: Binding) =>
+    (b.subjects ?? []).some(
+      (s) =>
+        s.kind === 'ServiceAccount' &&
+        s.name === sa.metadata.name &&
+        s.namespace === sa.metadata.namespace,
+    );
+  const objects = manifests.map((m) => m.object);
+  const problems: string[] = [];
+  const keys: string[] = [];
+  const expand = (rules: Rule[], scope: Scope, where: string) => {
+    for (const rule of rules) {
+      if (rule.nonResourceURLs !== undefined) problems.push(`${where}: nonResourceURLs`);
+      for (const group of rule.apiGroups ?? []) {
+        for (const resource of rule.resources ?? []) {
+          for (const verb of rule.verbs) {
+            if ([group, resource, verb].includes('*'))
+              problems.push(`${where}: wildcard in a rule`);
+            keys.push(
+              keyOf({
+                group,
+                resource,
+                verb,
+                scope,
+                ...(rule.resourceNames ? { names: rule.resourceNames } : {}),
+              }),
+            );
+          }
+        }
+      }
+    }
+  };
+  const roleNamed = (kind: string, name: string, namespace?: string) =>
+    objects.find(
+      (o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace,
+    ) as (Manifest['object'] & { rules?: Rule[]; aggregationRule?: unknown }) | undefined;
+  for (const object of objects) {
+    if (object.kind !== 'ClusterRoleBinding' && object.kind !== 'RoleBinding') continue;
+    const binding = object as unknown as Binding;
+    if (!isOurs(binding)) continue;
+    const namespace = binding.metadata.namespace;
+    if (object.kind === 'RoleBinding' && namespace !== sa.metadata.namespace) {
+      problems.push(`RoleBinding ${binding.metadata.name} in ${namespace}, not the operator's`);
+    }
+    const role =
+      binding.roleRef.kind === 'ClusterRole'
+        ? roleNamed('ClusterRole', binding.roleRef.name)
+        : roleNamed('Role', binding.roleRef.name, namespace);
+    const where = `${binding.roleRef.kind} ${binding.roleRef.name}`;
+    if (role === undefined) {
+      problems.push(`${object.kind} ${binding.metadata.name}: ${where} is not in deploy/`);
+      continue;
+    }
+    if (role.aggregationRule !== undefined) problems.push(`${where}: aggregationRule`);
+    expand(
+      role.rules ?? [],
+      object.kind === 'ClusterRoleBinding' ? 'cluster' : 'operator-namespace',
+      where,
+    );
+  }
+  return { keys: keys.sort(), problems };
+}
+
+const flag = (args: readonly string[], name: string): string | undefined => {
+  const at = args.indexOf(name);
+  return at < 0 ? undefined : args[at + 1];
+};
+
+/** A Kubernetes quantity of memory, in bytes (the suffixes the manifests use). */
+function bytes(quantity: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
+  if (match === null) throw new Error(`unexpected quantity ${quantity}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[match[2] ?? ''] ?? 1;
+  return Number(match[1]) * unit;
+}
+
+/** A Kubernetes quantity of CPU, in millicores. */
+function millicores(quantity: string): number {
+  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) : Number(quantity) * 1000;
+}
+
+describe('deploy/', () => {
+  it('lists every manifest in kustomization.yaml (the CRDs are applied from crds/ first)', async () => {
+    const kustomization = parse(await readFile(join(DEPLOY_DIR, 'kustomization.yaml'), 'utf8')) as {
+      kind: string;
+      resources: string[];
+    };
+    expect(kustomization.kind).toBe('Kustomization');
+    expect([...kustomization.resources].sort()).toEqual(await manifestFiles());
+  });
+
+  it.each(manifests.map((m) => [`${m.file}: ${m.object.kind} ${m.object.metadata.name}`, m]))(
+    '%s is a valid object of its kind',
+    (_, { object }) => {
+      const Model = MODELS[`${object.apiVersion}/${object.kind}`];
+      expect(Model, `no model for ${object.apiVersion} ${object.kind}`).toBeDefined();
+      expect(() =>
+        new (Model as NonNullable<typeof Model>)(object as never).validate(),
+      ).not.toThrow();
+    },
+  );
+
+  it('puts every namespaced object in the operator namespace, nrn-system', () => {
+    expect(only('Namespace').metadata.name).toBe(DEFAULT_OPERATOR_NAMESPACE);
+    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+    for (const { file, object } of manifests) {
+      if (clusterScoped.has(object.kind)) expect(object.metadata.namespace, file).toBeUndefined();
+      else expect(object.metadata.namespace, file).toBe(DEFAULT_OPERATOR_NAMESPACE);
+    }
+  });
+});
+
+describe('the RBAC of deploy/', () => {
+  it('grants exactly the table of requests the code sends: no more, no less, no wildcard', () => {
+    const { keys, problems } = granted();
+    expect(problems).toEqual([]);
+    expect(new Set(keys).size, 'a permission granted twice').toBe(keys.length);
+    expect(keys).toEqual(PERMISSIONS.map(keyOf).sort());
+  });
+
+  it('keeps every row of the table unique and explained', () => {
+    const keys = PERMISSIONS.map(keyOf);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const p of PERMISSIONS) expect(p.by.length, keyOf(p)).toBeGreaterThan(10);
+  });
+});
+
+describe('the Deployment', () => {
+  const deployment = only<{
+    metadata: { name: string };
+    spec: {
+      replicas: number;
+      selector: { matchLabels: Record<string, string> };
+      template: {
+        metadata: { labels: Record<string, string> };
+        spec: {
+          serviceAccountName: string;
+          automountServiceAccountToken?: boolean;
+          terminationGracePeriodSeconds: number;
+          securityContext: Record<string, unknown>;
+          containers: {
+            name: string;
+            image: string;
+            command?: string[];
+            args: string[];
+            env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+            ports: { name: string; containerPort: number }[];
+            livenessProbe: { httpGet: { path: string; port: string | number } };
+            readinessProbe: { httpGet: { path: string; port: string | number } };
+            lifecycle?: { preStop?: { exec?: { command: string[] } } };
+            resources: {
+              requests: { cpu: string; memory: string };
+              limits: { cpu: string; memory: string };
+            };
+            securityContext: {
+              runAsNonRoot?: boolean;
+              readOnlyRootFilesystem?: boolean;
+              allowPrivilegeEscalation?: boolean;
+              capabilities?: { drop?: string[]; add?: string[] };
+              seccompProfile?: { type: string };
+            };
+          }[];
+        };
+      };
+    };
+  }>('Deployment');
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0] as (typeof pod.containers)[number];
+  const args = container.args;
+  const portNamed = (name: string) => container.ports.find((p) => p.name === name)?.containerPort;
+
+  it('runs two replicas of `nrn-operator run` as the operator ServiceAccount', () => {
+    expect(deployment.spec.replicas).toBe(2);
+    expect(pod.containers).toHaveLength(1);
+    expect(pod.serviceAccountName).toBe(only('ServiceAccount').metadata.name);
+    expect(pod.automountServiceAccountToken).not.toBe(false);
+    // The image's ENTRYPOINT (`node dist/cli.js`) stays; the arguments choose the command.
+    expect(container.command).toBeUndefined();
+    expect(args[0]).toBe('run');
+    expect(container.image).toMatch(/^[\w.-]+(\/[\w.-]+)+:[\w.-]+$/);
+    expect(deployment.spec.template.metadata.labels).toEqual(
+      expect.objectContaining(deployment.spec.selector.matchLabels),
+    );
+  });
+
+  it('has arguments our CLI parser accepts (strict: an unknown option fails)', async () => {
+    const run = promisify(execFile);
+    const cli = (extra: readonly string[]) =>
+      run(process.execPath, ['--import', 'tsx', CLI, ...extra, '--help'], { timeout: 20_000 });
+    // `--help` prints the usage after parsing every option, before starting anything.
+    await expect(cli(args)).resolves.toMatchObject({ stdout: expect.stringContaining('Usage') });
+    // The check has teeth: a misspelt option is refused.
+    await expect(cli([...args, '--facade-hots', '0.0.0.0'])).rejects.toThrow(/Unknown option/);
+  });
+
+  it('serves the facade with kubernetes auth and the metrics on every interface', () => {
+    expect(flag(args, '--facade-auth')).toBe('kubernetes');
+    expect(flag(args, '--facade-host')).toBe('0.0.0.0');
+    expect(flag(args, '--metrics-host')).toBe('0.0.0.0');
+    expect(args).not.toContain('--no-facade');
+    expect(args).not.toContain('--no-leader-election');
+    expect(portNamed('facade')).toBe(Number(flag(args, '--facade-port') ?? DEFAULT_FACADE_PORT));
+    expect(portNamed('metrics')).toBe(Number(flag(args, '--metrics-port') ?? DEFAULT_METRICS_PORT));
+    // The Lease and the id counter go where the Role is: the pod's own namespace.
+    const ns = container.env.find((e) => e.name === 'POD_NAMESPACE');
+    expect(ns?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.namespace');
+    expect(flag(args, '--namespace')).toBeUndefined();
+  });
+
+  it('probes /healthz (liveness) and /readyz (readiness) on the metrics port', () => {
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+  });
+
+  it('runs as non-root, read-only, with no capabilities and the runtime seccomp profile', () => {
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.securityContext).toEqual(
+      expect.objectContaining({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      }),
+    );
+  });
+
+  it('asks for memory above the measured ~300 MiB RSS and caps it, CPU too', () => {
+    const { requests, limits } = container.resources;
+    expect(bytes(requests.memory)).toBeGreaterThanOrEqual(bytes('384Mi'));
+    expect(bytes(limits.memory)).toBeGreaterThanOrEqual(bytes(requests.memory));
+    expect(millicores(limits.cpu)).toBeGreaterThanOrEqual(millicores(requests.cpu));
+  });
+
+  it('gives the shutdown more time than its own bound', () => {
+    // src/runtime/shutdown.ts stopOnSignal: the manager's drain bound plus 10 s for the rest.
+    const shutdownBoundSeconds = (DEFAULT_DRAIN_TIMEOUT_MS + 10_000) / 1000;
+    const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
+    const pauseSeconds = preStop[0] === 'sleep' ? Number(preStop[1]) : 0;
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(shutdownBoundSeconds + pauseSeconds);
+  });
+});
+
+describe('the Service and the PodDisruptionBudget', () => {
+  const podLabels = only<{ spec: { template: { metadata: { labels: Record<string, string> } } } }>(
+    'Deployment',
+  ).spec.template.metadata.labels;
+
+  it('expose the facade on 8080 and the metrics on 8081', () => {
+    const service = only<{
+      spec: {
+        selector: Record<string, string>;
+        ports: { name: string; port: number; targetPort: string }[];
+      };
+    }>('Service');
+    expect(podLabels).toEqual(expect.objectContaining(service.spec.selector));
+    expect(
+      service.spec.ports.map(({ name, port, targetPort }) => [name, port, targetPort]),
+    ).toEqual([
+      ['facade', DEFAULT_FACADE_PORT, 'facade'],
+      ['metrics', DEFAULT_METRICS_PORT, 'metrics'],
+    ]);
+  });
+
+  it('keep one replica through voluntary disruptions', () => {
+    const pdb = only<{
+      spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+    }>('PodDisruptionBudget');
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(podLabels).toEqual(expect.objectContaining(pdb.spec.selector.matchLabels));
+  });
+});
