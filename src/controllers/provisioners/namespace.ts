@@ -4,6 +4,7 @@
 // as desired), and removed with the Namespace.
 import type { RequestedSpec } from '../../api/index.js';
 import {
+  isAlreadyExists,
   isNotFound,
   type Kube,
   KubeApiError,
@@ -146,6 +147,26 @@ function specHash(spec: RequestedSpec, target: ScopeTarget): string {
   return shortHash(canonical({ spec, nrn: target.nrn, v: 1 }), 16);
 }
 
+/**
+ * A refusal (400, 403, 422) will not fix itself: `failed`. Conflicts, 5xx and network errors
+ * are thrown on, for the work queue to retry with backoff.
+ */
+function refusedBy(error: unknown): Progress {
+  if (
+    error instanceof KubeApiError &&
+    !error.transient &&
+    error.code !== 409 &&
+    error.code !== 404
+  ) {
+    return {
+      state: 'failed',
+      reason: 'ProvisionRefused',
+      message: `${error.reason}: ${error.message}`,
+    };
+  }
+  throw error;
+}
+
 export class NamespaceProvisioner implements ScopeProvisioner {
   readonly type = 'namespace';
   private readonly clients: Record<string, ResourceClient>;
@@ -165,9 +186,32 @@ export class NamespaceProvisioner implements ScopeProvisioner {
   async ensure(target: ScopeTarget): Promise<Progress> {
     const desired = desiredChildren(target);
     const nsName = scopeNamespaceName(target.id);
-    const refused = this.refusal(target, await this.currentNamespace(nsName));
+    let made = false;
+    let current = this.lookup.namespace(nsName);
+    if (current === undefined) {
+      // Not in the cache of ours: create it, which also says whether someone else's has the
+      // name (409), in one request instead of a read and then an apply. Its fields are then
+      // owned by an Update entry of our manager beside later Apply ones; the labels it carries
+      // never change for a scope and the spec-hash is rewritten, so that co-ownership keeps
+      // nothing that an apply would have removed.
+      const namespace = desired.find((child) => child.kind === 'Namespace');
+      try {
+        if (namespace !== undefined) {
+          current = await this.clients.Namespace?.create(namespace, {
+            fieldManager: FIELD_MANAGER,
+          });
+          made = true;
+        }
+      } catch (error) {
+        if (!isAlreadyExists(error)) return refusedBy(error);
+        current = await this.currentNamespace(nsName);
+      }
+    }
+    const refused = this.refusal(target, current);
     if (refused !== undefined) return refused;
-    const stale = desired.filter((child) => !this.upToDate(child));
+    const stale = desired.filter(
+      (child) => !(made && child.kind === 'Namespace') && !this.upToDate(child),
+    );
     if (stale.length === 0) return { state: 'ready', outputs: { namespace: nsName } };
     try {
       // The Namespace first (the others live in it), then the rest side by side.
@@ -177,21 +221,7 @@ export class NamespaceProvisioner implements ScopeProvisioner {
       const results = await Promise.allSettled(others.map((child) => this.apply(child)));
       for (const result of results) if (result.status === 'rejected') throw result.reason;
     } catch (error) {
-      // A refusal (400, 403, 422) will not fix itself; conflicts, 5xx and network errors are
-      // thrown on, for the work queue to retry with backoff.
-      if (
-        error instanceof KubeApiError &&
-        !error.transient &&
-        error.code !== 409 &&
-        error.code !== 404
-      ) {
-        return {
-          state: 'failed',
-          reason: 'ProvisionRefused',
-          message: `${error.reason}: ${error.message}`,
-        };
-      }
-      throw error;
+      return refusedBy(error);
     }
     return { state: 'ready', outputs: { namespace: nsName } };
   }
