@@ -38,7 +38,6 @@ declare module 'fastify' {
   }
 }
 
-const PUBLIC_ROUTES = new Set(['/openapi.json']);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function buildFacade(deps: FacadeDeps): FastifyInstance {
@@ -55,21 +54,23 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
   // The spec's bodies are JSON: anything else is 415, not a string for the schema to refuse.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', async (request) => {
-    if (PUBLIC_ROUTES.has(request.routeOptions.url ?? '')) return;
-    if (request.routeOptions.url === undefined) return; // unknown route: 404, not 401
-    try {
-      request.caller = await deps.auth.authenticate(bearerToken(request));
-    } catch (error) {
-      throw kubeFailure(error, 'authenticating the request');
-    }
-    if (request.caller === undefined) {
-      throw new FacadeError('UNAUTHENTICATED', 'a valid bearer token is required');
-    }
-  });
+  // A hook on each operation rather than one for the app: /openapi.json is public and an
+  // unknown route is a 404, not a 401, without looking the route up again per request.
+  const authenticated = {
+    onRequest: async (request: FastifyRequest) => {
+      try {
+        request.caller = await deps.auth.authenticate(bearerToken(request));
+      } catch (error) {
+        throw kubeFailure(error, 'authenticating the request');
+      }
+      if (request.caller === undefined) {
+        throw new FacadeError('UNAUTHENTICATED', 'a valid bearer token is required');
+      }
+    },
+  };
 
   const pages = new PageCache(deps.pageCache);
-  app.get('/service', async (request, reply) => {
+  app.get('/service', authenticated, async (request, reply) => {
     await allow(deps.auth, request, { operation: 'services:list' });
     // The same URL renders the same page until the catalog changes. Pages with secret values
     // depend on the caller and are never kept, so a kept page is one anybody allowed to list
@@ -104,7 +105,7 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
     return reply.type(JSON_TYPE).send(page);
   });
 
-  app.post('/scope', async (request) => {
+  app.post('/scope', authenticated, async (request) => {
     const parsed = CreateScopeRequest.safeParse(request.body);
     if (!parsed.success) throw new FacadeError('VALIDATION_FAILED', describeIssues(parsed.error));
     const namespace = deps.scopes.applicationNamespace(parsed.data.application_id);
@@ -112,7 +113,7 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
     return deps.scopes.create(parsed.data);
   });
 
-  app.get<{ Params: { id: string } }>('/scope/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/scope/:id', authenticated, async (request) => {
     const id = request.params.id;
     if (!/^[0-9]{1,15}$/.test(id)) {
       throw new FacadeError('VALIDATION_FAILED', 'id: must be a non-negative integer');

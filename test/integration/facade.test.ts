@@ -511,6 +511,8 @@ describe('facade', () => {
 
     it("Fastify's own errors come in the spec shape too", async () => {
       expectError(await call('GET', '/nowhere'), 404, 'ROUTE_NOT_FOUND');
+      // Without a token too: an unknown route is a 404, not a 401.
+      expectError(await call('GET', '/nowhere', { token: null }), 404, 'ROUTE_NOT_FOUND');
       expectError(await call('DELETE', '/service'), 404, 'ROUTE_NOT_FOUND');
       expectError(await call('POST', '/scope', { raw: '{"name": ' }), 400, 'INVALID_JSON');
       expectError(await call('POST', '/scope', { raw: '' }), 400, 'INVALID_JSON');
