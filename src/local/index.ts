@@ -18,6 +18,10 @@ import {
   storageKeyOf,
   typesOfCrd,
 } from './registry.js';
+import type { LocalUser } from './reviews.js';
+
+export type { LocalUser } from './reviews.js';
+
 import { ApiServer } from './server.js';
 import { Store } from './storage/store.js';
 import { loadOrCreateTls } from './tls.js';
@@ -35,6 +39,12 @@ export interface ControlPlaneOptions {
   /** How many recent changes a watch can resume from. */
   watchWindow?: number;
   bookmarkIntervalMs?: number;
+  /**
+   * Bearer tokens of users besides the admin (kube-apiserver's token auth file, in code): a
+   * TokenReview knows them; without RBAC here, any request of theirs is refused unless they
+   * are system:masters — what a facade's authorization can be tested against.
+   */
+  users?: readonly LocalUser[];
 }
 
 export interface ControlPlane {
@@ -97,6 +107,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
   const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
     token,
+    ...(options.users !== undefined ? { users: options.users } : {}),
     tls,
     log,
     durable: () => store.flush(),

@@ -1,6 +1,6 @@
 // The HTTP face of the local control plane: authentication, URL routing to resource types
 // and verbs, discovery, OpenAPI, list and watch (as objects or as Tables).
-import { timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Logger } from 'pino';
@@ -11,6 +11,9 @@ import { patchTypeOf } from './patch/index.js';
 import { apiVersionOf, type Registry, type ResourceType, storageKeyOf } from './registry.js';
 import {
   ACCESS_REVIEW_PATH,
+  isMaster,
+  LOCAL_ADMIN,
+  type LocalUser,
   subjectAccessReview,
   TOKEN_REVIEW_PATH,
   tokenReview,
@@ -23,6 +26,8 @@ export const KUBERNETES_VERSION = { major: '1', minor: '32' };
 
 export interface ApiServerOptions {
   token: string;
+  /** Users besides the admin of `token`; they are refused everything unless system:masters. */
+  users?: readonly LocalUser[];
   tls: { cert: string; key: string };
   log: Logger;
   /** Waits until every acknowledged write is durable, so reads never show a write a crash could lose. */
@@ -43,6 +48,8 @@ const FIELD_VALIDATIONS = new Set(['Strict', 'Warn', 'Ignore']);
 export class ApiServer {
   readonly server: Server;
   private readonly token: Buffer;
+  /** Users by the sha256 of their token. */
+  private readonly users = new Map<string, LocalUser>();
   private readonly streams = new Set<WatchStream>();
 
   constructor(
@@ -53,6 +60,9 @@ export class ApiServer {
     private readonly options: ApiServerOptions,
   ) {
     this.token = Buffer.from(options.token);
+    for (const user of options.users ?? []) {
+      this.users.set(hash('sha256', user.token, 'hex'), user);
+    }
     this.server = createServer({ cert: options.tls.cert, key: options.tls.key }, (req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });
@@ -80,10 +90,17 @@ export class ApiServer {
     );
   }
 
-  private authorized(req: IncomingMessage): boolean {
+  /** The user of the request's bearer token, or undefined (401). */
+  private authenticate(req: IncomingMessage): Omit<LocalUser, 'token'> | undefined {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    return match !== null && this.isToken(match[1] as string);
+    return match !== null ? this.userOf(match[1] as string) : undefined;
+  }
+
+  private userOf(token: string): Omit<LocalUser, 'token'> | undefined {
+    if (this.isToken(token)) return LOCAL_ADMIN;
+    // By hash, so that how long a lookup takes says nothing about a guessed token.
+    return this.users.get(hash('sha256', token, 'hex'));
   }
 
   private isToken(text: string): boolean {
@@ -106,12 +123,20 @@ export class ApiServer {
       res.end('ok');
       return;
     }
-    if (!this.authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const user = this.authenticate(req);
+    if (user === undefined) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    if (!isMaster(user)) {
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `${path} is forbidden: User "${user.username}" cannot ${req.method ?? 'GET'} it: the local control plane has no RBAC, only system:masters may act`,
+      );
+    }
     if (req.method === 'POST' && (path === TOKEN_REVIEW_PATH || path === ACCESS_REVIEW_PATH)) {
       const body = parseBody(await readBody(req), req.headers['content-type']);
       const review =
         path === TOKEN_REVIEW_PATH
-          ? tokenReview(body, (token) => this.isToken(token))
+          ? tokenReview(body, (token) => this.userOf(token))
           : subjectAccessReview(body);
       return sendJson(res, 201, review);
     }

@@ -26,8 +26,15 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
   let clusterClosed = false;
   const appId = 100_000 + Math.floor(Math.random() * 800_000);
 
+  // A user the local control plane knows but does not let do anything (it has no RBAC).
+  const viewer = {
+    token: `viewer-${Math.random().toString(36).slice(2)}-token`,
+    username: 'jane',
+    groups: ['system:authenticated'],
+  };
+
   beforeAll(async () => {
-    cluster = await startCluster();
+    cluster = await startCluster({ users: [viewer] });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
@@ -69,6 +76,35 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
     const bad = await get('/service', 'not-a-token-the-cluster-knows');
     expect(bad.status).toBe(401);
     expect(ErrorBody.parse(await bad.json()).code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses (403) a caller the cluster knows but does not authorize, naming the operation', async (context) => {
+    if (cluster.kind !== 'local') context.skip();
+    const refused = await get('/service', viewer.token);
+    expect(refused.status).toBe(403);
+    const body = ErrorBody.parse(await refused.json());
+    expect(body.code).toBe('FORBIDDEN');
+    expect(body.message).toContain('jane');
+    expect(body.message).toContain('services:list');
+    const create = await fetch(`${facade.url}/scope`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${viewer.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'not allowed',
+        type: 'web_pool',
+        application_id: appId,
+        requested_spec: {},
+      }),
+    });
+    expect(create.status).toBe(403);
+    expect(ErrorBody.parse(await create.json()).code).toBe('FORBIDDEN');
+    // Nothing was written for the refused create.
+    const scopes = await kubectl(cluster, ['get', 'scopes', '-n', ns, '-o', 'name']);
+    expect(scopes.stdout.trim()).toBe('');
+    // The API server itself refuses that user with a Status, as a cluster without bindings would.
+    const direct = await kubectl(cluster, ['get', 'namespaces', '--token', viewer.token]);
+    expect(direct.code).not.toBe(0);
+    expect(direct.stderr).toMatch(/Forbidden|forbidden/);
   });
 
   it('runs without auth only on loopback', async () => {

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startControlPlane } from '../../src/local/index.js';
+import { type LocalUser, startControlPlane } from '../../src/local/index.js';
 
 export interface TestCluster {
   /** What runs it: tests that need the local control plane itself skip elsewhere. */
@@ -17,7 +17,12 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(): Promise<TestCluster> {
+export interface ClusterOptions {
+  /** Users besides the admin, for the local control plane (elsewhere the cluster has its own). */
+  readonly users?: readonly LocalUser[];
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
   const external = process.env.KUBECONFIG;
   if (external !== undefined && external !== '') {
     return {
@@ -29,7 +34,12 @@ export async function startCluster(): Promise<TestCluster> {
   }
   if (process.env.NRN_TEST_K3S === '1') return startK3s();
   const dataDir = await mkdtemp(join(tmpdir(), 'nrn-local-'));
-  const plane = await startControlPlane({ dataDir, fsync: false, bookmarkIntervalMs: 1000 });
+  const plane = await startControlPlane({
+    dataDir,
+    fsync: false,
+    bookmarkIntervalMs: 1000,
+    ...(options.users !== undefined ? { users: options.users } : {}),
+  });
   return {
     kind: 'local',
     kubeconfigPath: plane.kubeconfigPath,
