@@ -204,7 +204,7 @@ export class NamespaceProvisioner implements ScopeProvisioner {
         }
       } catch (error) {
         if (!isAlreadyExists(error)) return refusedBy(error);
-        current = await this.currentNamespace(nsName);
+        current = await this.readNamespace(nsName);
       }
     }
     const refused = this.refusal(target, current);
@@ -239,13 +239,8 @@ export class NamespaceProvisioner implements ScopeProvisioner {
 
   async remove(target: ScopeTarget): Promise<Progress> {
     const nsName = scopeNamespaceName(target.id);
-    let current: KubeObject;
-    try {
-      current = (await this.clients.Namespace?.get({ name: nsName })) as KubeObject;
-    } catch (error) {
-      if (isNotFound(error)) return { state: 'ready' };
-      throw error;
-    }
+    const current = await this.readNamespace(nsName);
+    if (current === undefined) return { state: 'ready' };
     // Never delete a namespace this scope does not own (a reused id, a hand-made namespace).
     if (current.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) return { state: 'ready' };
     if (current.metadata.deletionTimestamp === undefined) {
@@ -267,9 +262,8 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     };
   }
 
-  private async currentNamespace(name: string): Promise<KubeObject | undefined> {
-    const cached = this.lookup.namespace(name);
-    if (cached !== undefined) return cached;
+  /** The namespace as the API server has it now, or undefined when there is none. */
+  private async readNamespace(name: string): Promise<KubeObject | undefined> {
     try {
       return await this.clients.Namespace?.get({ name });
     } catch (error) {
