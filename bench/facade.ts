@@ -4,7 +4,7 @@
 // answers a fixed page of 30 services (this machine's ceiling); and the heap the facade's
 // caches (informer + catalog) add per service. Each server runs in its own process.
 //   npm run bench:facade   (BENCH_SERVICES, BENCH_SECONDS, BENCH_CONNECTIONS to scale it;
-//   BENCH_PROFILE=DIR writes a CPU profile of the facade process there). The servers run
+//   BENCH_NODE_FLAGS=--cpu-prof profiles every server). The servers run
 //   compiled to JavaScript, as `node dist/...` would, unless BENCH_TSX=1.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,7 +20,6 @@ import { mulberry32 } from './support/random.js';
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const PROFILE = process.env.BENCH_PROFILE;
 const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const NS = 'bench-services';
 const SPEC_ID = randomUUID();
@@ -138,10 +137,7 @@ async function main(): Promise<void> {
 
     const token = randomBytes(24).toString('base64url');
     const facade = await support('facade-server', [join(dir, 'kubeconfig'), token, 'nrn-system'], {
-      nodeArgs: [
-        '--expose-gc',
-        ...(PROFILE !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : []),
-      ],
+      nodeArgs: ['--expose-gc'],
     });
     children.push(facade);
     const ready = (await linesOf(facade).next()).split(' ');

@@ -1,4 +1,5 @@
-// A seeded random generator (mulberry32), so every benchmark run builds the same data.
+// A seeded random generator (mulberry32), so every benchmark run, and the large tests that
+// use it, build the same data.
 export function mulberry32(seed: number): () => number {
   let a = seed;
   return () => {

@@ -3,6 +3,7 @@
 // holding the index to a naive filter + sort + slice over random catalogs and queries.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../bench/support/random.js';
 import {
   nrnEquals,
   nrnMatches,
@@ -1067,17 +1068,6 @@ describe('ServiceCatalog against a naive reference (property)', () => {
     );
   });
 });
-
-/** A small seeded PRNG, so the large test is the same on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('ServiceCatalog.version', () => {
   it('moves with every change a page could show, and not on an informer resync', () => {
