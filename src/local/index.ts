@@ -128,10 +128,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   let closing: Promise<void> | undefined;
   function close(): Promise<void> {
     closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        api.server.close(() => resolve());
-        api.server.closeAllConnections();
-      });
+      await api.close();
       await housekeeping.stop();
       await store.close();
     })();

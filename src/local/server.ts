@@ -3,6 +3,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
 import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
@@ -51,6 +52,8 @@ export class ApiServer {
   /** Users by the sha256 of their token. */
   private readonly users = new Map<string, LocalUser>();
   private readonly streams = new Set<WatchStream>();
+  /** Every TCP connection, TLS handshake done or not: what close() must end. */
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     private readonly registry: Registry,
@@ -67,6 +70,22 @@ export class ApiServer {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });
     this.server.keepAliveTimeout = 65_000;
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /**
+   * Stops listening and ends every connection. closeAllConnections() alone misses those that
+   * have sent no request yet (still in the TLS handshake, or opened ahead by a client's pool),
+   * and server.close() would wait for them.
+   */
+  close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    return closed;
   }
 
   /** Ends every open watch, as a restarting server would: clients must re-watch. */

@@ -2,9 +2,12 @@
 // real API server answers for each case, Status bodies included. Raw HTTP needs the local
 // control plane's bearer token and plain HTTP, so this file runs against it only; the
 // kubectl and informer suites cover the same behaviour through real clients on any cluster.
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCrdFiles } from '../../src/api/index.js';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
@@ -128,6 +131,28 @@ describe('safety', () => {
     });
     expect(big.status).toBe(413);
     expect(big.json.reason).toBe('RequestEntityTooLarge');
+  });
+});
+
+describe('shutdown', () => {
+  it('ends connections that sent no request yet instead of waiting for them', async () => {
+    // A client's pool may open a connection ahead of any request; a server that only ends
+    // connections it has seen a request on would wait for it forever.
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-api-close-'));
+    const other = await startControlPlane({ dataDir: dir, fsync: false });
+    try {
+      const port = Number(new URL(other.url).port);
+      const bare = connect({ host: '127.0.0.1', port });
+      const handshaken = tlsConnect({ host: '127.0.0.1', port, ca: other.ca });
+      await Promise.all([once(bare, 'connect'), once(handshaken, 'secureConnect')]);
+      const ended = Promise.all([once(bare, 'close'), once(handshaken, 'close')]);
+      const started = Date.now();
+      await other.close();
+      await ended;
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
