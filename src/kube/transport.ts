@@ -1,15 +1,11 @@
-// HTTP to one API server: a single keep-alive agent, auth headers from the kubeconfig, JSON
-// bodies, typed errors, per-request timeouts, and newline-delimited JSON watch streams.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import {
-  type AgentOptions,
-  Agent as HttpsAgent,
-  type RequestOptions as HttpsRequestOptions,
-  request as httpsRequest,
-} from 'node:https';
-import type { Socket } from 'node:net';
+// HTTP to one API server: one keep-alive connection pool (undici: about a third less CPU per
+// request than node:https), auth headers from the kubeconfig, JSON bodies, typed errors,
+// per-request deadlines, and newline-delimited JSON watch streams.
+import { Agent as HttpAgent } from 'node:http';
+import type { AgentOptions, RequestOptions as HttpsRequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { type Dispatcher, Pool } from 'undici';
 import { KubeApiError, KubeTransportError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -60,17 +56,17 @@ export interface TransportStats {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_DYNAMIC_AUTH_TTL_MS = 10_000;
-// Node answers ECONNRESET/EPIPE when a pooled socket was closed by the server as we reused it.
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+// What a request sent on a pooled connection the server had just closed (idle) fails with:
+// retried once. A write that did reach the server answers the retry with a 409 at worst.
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
 interface Response {
   readonly status: number;
-  readonly body: Buffer;
+  readonly body: string;
 }
 
 export class Transport {
   readonly stats: TransportStats = { requests: 0, connections: 0 };
-  private readonly seenSockets = new WeakSet<Socket>();
   private cachedHeaders: Record<string, string> | undefined;
   private cachedUntil = 0;
   private refreshing: Promise<Record<string, string>> | undefined;
@@ -79,12 +75,12 @@ export class Transport {
   private constructor(
     private readonly kc: KubeConfig,
     private readonly base: URL,
-    private readonly agent: HttpAgent,
+    private readonly pool: Pool,
     private readonly staticAuth: boolean,
     private readonly options: TransportOptions,
   ) {}
 
-  /** Builds the one agent of this cluster from the kubeconfig's TLS material. */
+  /** Builds the one connection pool of this cluster from the kubeconfig's TLS material. */
   static async fromKubeConfig(kc: KubeConfig, options: TransportOptions): Promise<Transport> {
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
@@ -93,20 +89,24 @@ export class Transport {
     // Fills ca/cert/key/headers; the agent it also makes is per call, so it is dropped here.
     await kc.applyToHTTPSOptions(material);
     if (material.agent instanceof HttpAgent) material.agent.destroy();
-    const agentOptions = {
-      keepAlive: true,
-      // TCP keep-alive probes find a dead peer behind an idle watch.
-      keepAliveMsecs: 30_000,
-      scheduling: 'lifo' as const,
-    };
-    const agent =
-      base.protocol === 'https:'
-        ? new HttpsAgent({ ...agentOptions, ...tlsOf(material) })
-        : new HttpAgent(agentOptions);
+    const pool = new Pool(base.origin, {
+      connect: {
+        ...(base.protocol === 'https:' ? tlsOf(material) : {}),
+        // TCP keep-alive probes find a dead peer behind an idle watch.
+        keepAlive: true,
+        keepAliveInitialDelay: 30_000,
+      },
+      // As many connections as requests in flight (watches hold one each), kept alive.
+      connections: null,
+      pipelining: 1,
+    });
     const user = kc.getCurrentUser();
     const staticAuth =
       user === null || (user.authProvider === undefined && user.exec === undefined);
-    const transport = new Transport(kc, base, agent, staticAuth, options);
+    const transport = new Transport(kc, base, pool, staticAuth, options);
+    pool.on('connect', () => {
+      transport.stats.connections++;
+    });
     transport.cachedHeaders = headersOf(material);
     transport.cachedUntil = Date.now() + (options.dynamicAuthTtlMs ?? DEFAULT_DYNAMIC_AUTH_TTL_MS);
     return transport;
@@ -131,7 +131,6 @@ export class Transport {
     };
     if (body !== undefined) {
       headers['Content-Type'] = options.contentType ?? 'application/json';
-      headers['Content-Length'] = String(body.length);
     }
     const response = await this.send(options, headers, body, true);
     const parsed = parseJson(response.body);
@@ -148,7 +147,8 @@ export class Transport {
 
   /**
    * Follows a watch until the server ends it (resolves) or it fails (rejects: KubeApiError for
-   * an HTTP error, KubeTransportError for the connection or the idle deadline).
+   * an HTTP error, KubeTransportError for the connection or the idle deadline, or whatever
+   * `onEvent` threw).
    */
   async watch(options: WatchOptions): Promise<void> {
     const headers = {
@@ -156,107 +156,55 @@ export class Transport {
       Accept: 'application/json',
       'User-Agent': this.options.userAgent ?? 'nrn-operator',
     };
-    const query = { ...options.query, watch: true };
-    return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      let idle: NodeJS.Timeout | undefined;
-      const finish = (error?: unknown) => {
-        if (settled) return;
-        settled = true;
-        if (idle !== undefined) clearTimeout(idle);
-        options.signal?.removeEventListener('abort', onAbort);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const req = this.open('GET', this.urlOf(options.path, query), headers);
-      const onAbort = () => req.destroy(abortError());
-      const armIdle = () => {
-        if (idle !== undefined) clearTimeout(idle);
-        idle = setTimeout(
-          () =>
-            req.destroy(
-              new KubeTransportError(
-                `watch ${options.path}: nothing received for ${options.idleTimeoutMs} ms`,
-                'IDLE_TIMEOUT',
-              ),
-            ),
-          options.idleTimeoutMs,
+    const url = this.urlOf(options.path, { ...options.query, watch: true });
+    const deadline = new Deadline(options.signal);
+    const armIdle = () =>
+      deadline.arm(
+        options.idleTimeoutMs,
+        () =>
+          new KubeTransportError(
+            `watch ${options.path}: nothing received for ${options.idleTimeoutMs} ms`,
+            'IDLE_TIMEOUT',
+          ),
+      );
+    armIdle();
+    let listenerError: { readonly error: unknown } | undefined;
+    try {
+      const answer = await deadline.race(this.dispatch('GET', url, headers, undefined, deadline));
+      if (answer.statusCode !== 200) {
+        const text = await answer.body.text();
+        if (answer.statusCode === 401) this.cachedUntil = 0;
+        throw KubeApiError.fromStatus(
+          answer.statusCode,
+          parseJson(text),
+          `watch ${options.path}: HTTP ${answer.statusCode}`,
         );
-      };
-      if (options.signal?.aborted) {
-        req.destroy(abortError());
-      } else {
-        options.signal?.addEventListener('abort', onAbort, { once: true });
       }
-      armIdle();
-      req.on('error', (error) => finish(transportError(error, options.path)));
-      req.on('response', (res: IncomingMessage) => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) {
-          readAll(res).then(
-            (buffer) => {
-              if (status === 401) this.cachedUntil = 0;
-              finish(
-                KubeApiError.fromStatus(
-                  status,
-                  parseJson(buffer),
-                  `watch ${options.path}: HTTP ${status}`,
-                ),
-              );
-            },
-            (error: unknown) => finish(transportError(error, options.path)),
-          );
-          return;
-        }
-        res.setEncoding('utf8');
-        options.onOpen?.();
-        let pending = '';
-        const deliver = (line: string) => {
-          if (line.trim() === '') return;
-          const event = JSON.parse(line) as WatchEvent;
-          options.onEvent(event);
-        };
-        res.on('data', (chunk: string) => {
-          armIdle();
-          pending += chunk;
-          let newline = pending.indexOf('\n');
-          try {
-            while (newline >= 0) {
-              const line = pending.slice(0, newline);
-              pending = pending.slice(newline + 1);
-              deliver(line);
-              newline = pending.indexOf('\n');
-            }
-          } catch (error) {
-            // The listener's own error (e.g. an ERROR event) is the answer, not a network one.
-            finish(error);
-            req.destroy();
-          }
-        });
-        res.on('end', () => {
-          try {
-            deliver(pending);
-            finish();
-          } catch (error) {
-            finish(error);
-          }
-        });
-        res.on('error', (error) => finish(transportError(error, options.path)));
-        res.on('close', () => {
-          if (!res.complete)
-            finish(
-              new KubeTransportError(`watch ${options.path}: connection closed`, 'ECONNRESET'),
-            );
-        });
-      });
-      req.end();
-    });
+      options.onOpen?.();
+      answer.body.setEncoding('utf8');
+      let pending = '';
+      for await (const chunk of answer.body as AsyncIterable<string>) {
+        armIdle();
+        pending += chunk;
+        // Leaving the loop (the listener threw) destroys the body, and with it the connection.
+        listenerError = deliverLines(pending, options.onEvent);
+        if (listenerError !== undefined) break;
+        pending = pending.slice(pending.lastIndexOf('\n') + 1);
+      }
+      listenerError ??= deliverLines(`${pending}\n`, options.onEvent);
+    } catch (error) {
+      throw deadline.reason ?? transportError(error, options.path);
+    } finally {
+      deadline.clear();
+    }
+    // The listener's own error (e.g. an ERROR event) is the answer, not a network one.
+    if (listenerError !== undefined) throw listenerError.error;
   }
 
   /** Drops every pooled connection; requests after this fail. */
   close(): void {
     this.closed = true;
-    this.agent.destroy();
+    this.pool.destroy().catch(ignore);
   }
 
   private async send(
@@ -267,64 +215,52 @@ export class Transport {
   ): Promise<Response> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const url = this.urlOf(options.path, options.query);
+    const deadline = new Deadline(options.signal);
+    deadline.arm(
+      timeoutMs,
+      () =>
+        new KubeTransportError(
+          `${options.method} ${options.path}: no answer within ${timeoutMs} ms`,
+          'TIMEOUT',
+        ),
+    );
     try {
-      return await new Promise<Response>((resolve, reject) => {
-        let settled = false;
-        const finish = (error: unknown, response?: Response) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          if (response !== undefined) resolve(response);
-          else reject(error);
-        };
-        const req = this.open(options.method, url, headers);
-        const onAbort = () => req.destroy(abortError());
-        const timer = setTimeout(
-          () =>
-            req.destroy(
-              new KubeTransportError(
-                `${options.method} ${options.path}: no answer within ${timeoutMs} ms`,
-                'TIMEOUT',
-              ),
-            ),
-          timeoutMs,
-        );
-        if (options.signal?.aborted) req.destroy(abortError());
-        else options.signal?.addEventListener('abort', onAbort, { once: true });
-        req.on('error', (error) => {
-          const stale =
-            mayRetry && req.reusedSocket && STALE_SOCKET_CODES.has(systemCode(error) ?? '');
-          finish(stale ? new StaleSocket() : error);
-        });
-        req.on('response', (res: IncomingMessage) => {
-          readAll(res).then(
-            (buffer) => finish(undefined, { status: res.statusCode ?? 0, body: buffer }),
-            (error: unknown) => finish(error),
-          );
-        });
-        req.end(body);
-      });
+      const answer = await deadline.race(
+        this.dispatch(options.method, url, headers, body, deadline),
+      );
+      return { status: answer.statusCode, body: await answer.body.text() };
     } catch (error) {
-      if (error instanceof StaleSocket) {
+      if (deadline.reason !== undefined) throw deadline.reason;
+      // A pooled connection the server closed while idle: the request never reached it.
+      if (mayRetry && STALE_SOCKET_CODES.has(systemCode(error) ?? '')) {
         this.options.log.debug({ path: options.path }, 'pooled connection was closed; retrying');
         return this.send(options, headers, body, false);
       }
       throw transportError(error, options.path);
+    } finally {
+      deadline.clear();
     }
   }
 
-  private open(method: HttpMethod, url: URL, headers: Record<string, string>) {
+  private dispatch(
+    method: HttpMethod,
+    url: URL,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    deadline: Deadline,
+  ): Promise<Dispatcher.ResponseData> {
     if (this.closed) throw new KubeTransportError('the transport is closed', 'CLOSED');
     this.stats.requests++;
-    const make = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = make(url, { method, agent: this.agent, headers });
-    req.on('socket', (socket: Socket) => {
-      if (this.seenSockets.has(socket)) return;
-      this.seenSockets.add(socket);
-      this.stats.connections++;
+    return this.pool.request({
+      method,
+      path: url.pathname + url.search,
+      headers,
+      body,
+      signal: deadline.signal,
+      // Our own deadlines govern: the request's, or a watch's idle timeout.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
-    return req;
   }
 
   private urlOf(path: string, query: Readonly<Record<string, QueryValue>> | undefined): URL {
@@ -358,7 +294,74 @@ export class Transport {
   }
 }
 
-class StaleSocket extends Error {}
+const ignore = () => {};
+
+/**
+ * A request's end by time or by the caller: one AbortController whose reason is the error to
+ * throw. undici only sees the signal once a connection is up (a server that accepts TCP and
+ * never finishes TLS would hold a request until the connect timeout), so `race` also settles
+ * on it.
+ */
+class Deadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly aborted: Promise<never>;
+  private readonly onAbort = () => this.controller.abort(abortError());
+
+  constructor(private readonly caller: AbortSignal | undefined) {
+    this.aborted = new Promise<never>((_resolve, reject) => {
+      this.controller.signal.addEventListener('abort', () => reject(this.reason), { once: true });
+    });
+    // Whichever of a race's two sides loses settles later with nobody awaiting it.
+    this.aborted.catch(ignore);
+    if (caller?.aborted) this.onAbort();
+    else caller?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Why it ended, once it has. */
+  get reason(): Error | undefined {
+    return this.controller.signal.aborted ? (this.controller.signal.reason as Error) : undefined;
+  }
+
+  /** (Re)starts the clock: `error` is the reason if it runs out. */
+  arm(ms: number, error: () => Error): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(error()), ms);
+  }
+
+  race<T>(pending: Promise<T>): Promise<T> {
+    pending.catch(ignore);
+    return Promise.race([pending, this.aborted]);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** Hands each complete line of `text` to `onEvent`; what it threw, if it did. */
+function deliverLines(
+  text: string,
+  onEvent: (event: WatchEvent) => void,
+): { readonly error: unknown } | undefined {
+  let start = 0;
+  for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', start)) {
+    const line = text.slice(start, newline);
+    start = newline + 1;
+    if (line.trim() === '') continue;
+    try {
+      onEvent(JSON.parse(line) as WatchEvent);
+    } catch (error) {
+      return { error };
+    }
+  }
+  return undefined;
+}
 
 function abortError(): KubeTransportError {
   return new KubeTransportError('the request was aborted', 'ABORTED');
@@ -401,23 +404,10 @@ function tlsOf(material: HttpsRequestOptions): AgentOptions {
   return out;
 }
 
-function readAll(res: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.on('end', () => resolve(Buffer.concat(chunks)));
-    res.on('error', reject);
-    res.on('close', () => {
-      if (!res.complete)
-        reject(new KubeTransportError('connection closed mid-answer', 'ECONNRESET'));
-    });
-  });
-}
-
-function parseJson(buffer: Buffer): unknown {
-  if (buffer.length === 0) return undefined;
+function parseJson(text: string): unknown {
+  if (text.length === 0) return undefined;
   try {
-    return JSON.parse(buffer.toString('utf8'));
+    return JSON.parse(text);
   } catch {
     return undefined;
   }

@@ -328,6 +328,12 @@ describe('kube client', () => {
     const fresh = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     try {
       const configMaps = fresh.resource(ConfigMaps);
+      // undici's pool may open a second connection for the request that follows the very
+      // first one (the first connection is not yet marked free); after that, none.
+      await configMaps.list({ namespace: ns });
+      await configMaps.list({ namespace: ns });
+      const opened = fresh.stats.connections;
+      expect(opened).toBeLessThanOrEqual(2);
       for (let i = 0; i < 20; i++) {
         await configMaps.apply(
           { metadata: { name: `ka-${i}`, namespace: ns }, data: { i: String(i) } },
@@ -335,8 +341,8 @@ describe('kube client', () => {
         );
         await configMaps.get({ namespace: ns, name: `ka-${i}` });
       }
-      expect(fresh.stats.requests).toBe(40);
-      expect(fresh.stats.connections).toBe(1);
+      expect(fresh.stats.requests).toBe(42);
+      expect(fresh.stats.connections).toBe(opened);
     } finally {
       fresh.close();
     }
