@@ -149,6 +149,13 @@ export class Objects {
     return found;
   }
 
+  /** True when the options select every object (no label or field selector). */
+  selectsAll(options: ListOptions): boolean {
+    return (
+      (options.labelSelector ?? '').trim() === '' && (options.fieldSelector ?? '').trim() === ''
+    );
+  }
+
   /** The label and field selectors of a list or watch, as one predicate. */
   selector(type: ResourceType, options: ListOptions): (object: KubeObject) => boolean {
     const labels = parseLabelSelector(options.labelSelector ?? '');
@@ -655,6 +662,7 @@ export class Objects {
       resource,
       namespace,
       name,
+      String(shown.apiVersion),
       json,
       old === undefined ? undefined : (this.stored.get(old) ?? JSON.stringify(old)),
     );

@@ -476,6 +476,8 @@ export class ApiServer {
   ): Promise<void> {
     const type = route.type;
     const matches = this.objects.selector(type, listOptions(q));
+    // Without a selector every change is sent as it happened, and nothing needs parsing.
+    const everything = this.objects.selectsAll(listOptions(q));
     const asTable = wantsTable(req.headers.accept);
     const includeObject = includeObjectOf(q);
     const rvParam = q.get('resourceVersion') ?? '';
@@ -501,12 +503,13 @@ export class ApiServer {
     const apiVersion = apiVersionOf(type);
     /** Sends a change: the shared wire line when it needs no reshaping for this watcher. */
     const emitChange = (kind: string, event: ChangeEvent) =>
-      !asTable && event.object().apiVersion === apiVersion
+      !asTable && event.apiVersion === apiVersion
         ? stream.sendLine(event.line(kind))
         : emit(kind, JSON.parse(event.json) as KubeObject);
     let lastRevision = 0;
     const deliver = (event: ChangeEvent): boolean => {
       lastRevision = event.revision;
+      if (everything) return emitChange(event.type, event);
       const now = event.object();
       const before = event.previousObject();
       const was = before !== undefined && matches(before);

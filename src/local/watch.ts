@@ -22,6 +22,8 @@ export class ChangeEvent {
     readonly resource: string,
     readonly namespace: string,
     readonly name: string,
+    /** The apiVersion `json` holds: a watcher of another version needs it reshaped. */
+    readonly apiVersion: string,
     /** The object after the change (for DELETED: as it was last, at the deleting revision). */
     readonly json: string,
     /** The object before the change, to tell when it enters or leaves a watcher's selector. */

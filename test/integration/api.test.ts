@@ -573,6 +573,54 @@ describe('watch', () => {
     ]);
   });
 
+  it('shows each watcher the version it watches, whatever version wrote the object', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.versions.example.com' },
+      spec: {
+        group: 'versions.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: ['v1', 'v2'].map((name) => ({
+          name,
+          served: true,
+          storage: name === 'v1',
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+            },
+          },
+        })),
+      },
+    };
+    expect(
+      (await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status,
+    ).toBe(201);
+    const path = (version: string) =>
+      `/apis/versions.example.com/${version}/namespaces/default/widgets`;
+    const list = await call('GET', path('v1'));
+    const from = list.json.metadata.resourceVersion;
+    const v1 = watchEvents(`${path('v1')}?watch=true&resourceVersion=${from}`, 2);
+    const v2 = watchEvents(`${path('v2')}?watch=true&resourceVersion=${from}`, 2);
+    const w1 = { apiVersion: 'versions.example.com/v1', kind: 'Widget', metadata: { name: 'one' } };
+    const w2 = { apiVersion: 'versions.example.com/v2', kind: 'Widget', metadata: { name: 'two' } };
+    expect((await call('POST', path('v1'), { ...w1, spec: { size: 1 } })).status).toBe(201);
+    expect((await call('POST', path('v2'), { ...w2, spec: { size: 2 } })).status).toBe(201);
+    for (const [events, version] of [
+      [await v1, 'v1'],
+      [await v2, 'v2'],
+    ] as const) {
+      expect(
+        events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.apiVersion}`),
+      ).toEqual([
+        `ADDED one versions.example.com/${version}`,
+        `ADDED two versions.example.com/${version}`,
+      ]);
+    }
+  });
+
   it('sends synthetic ADDED events for resourceVersion 0, and ends at timeoutSeconds', async () => {
     await call('POST', '/api/v1/namespaces', { metadata: { name: 'watch0' } });
     await call('POST', '/api/v1/namespaces/watch0/configmaps', { metadata: { name: 'one' } });
