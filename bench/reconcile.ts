@@ -11,7 +11,7 @@
 //                              for the operator's heap at the end; BENCH_NODE_FLAGS, e.g.
 //                              --cpu-prof, go to both servers' node)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -255,19 +255,43 @@ async function rss(pid: number | undefined): Promise<{ rss: number; peak: number
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
 
+/** CPU seconds a process has used, all its threads (Linux: /proc/PID/task/TID/schedstat, ns). */
+async function cpuSeconds(pid: number | undefined): Promise<number> {
+  let ns = 0;
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0');
+    ns += Number(stat.split(' ')[0]);
+  }
+  return ns / 1e9;
+}
+
 async function burst(p: Processes, watch: ActiveWatch, prefix: string, count: number) {
   const sentAt = new Map<string, number>();
   const before = watch.activeAt.size;
+  const cpu = [await cpuSeconds(p.plane.pid), await cpuSeconds(p.operator.pid)];
   const started = performance.now();
   await concurrently(count, CONNECTIONS, async (i) => {
     const name = `${prefix}-${i}`;
     sentAt.set(name, performance.now());
     await create(p.api, `${GROUP_PATH}/namespaces/${NS}/scopes`, scopeBody(name));
   });
+  const created = performance.now();
   await watch.activeCount(before + count);
+  const activeAt = [...sentAt.keys()].map((n) => watch.activeAt.get(n) as number);
   const latencies = [...sentAt].map(([name, at]) => (watch.activeAt.get(name) as number) - at);
-  const last = Math.max(...[...sentAt.keys()].map((n) => watch.activeAt.get(n) as number));
-  return { seconds: (last - started) / 1000, latencies };
+  const last = Math.max(...activeAt);
+  // Once every create is in, the two servers have the machine to themselves and the bench client.
+  const afterCreates = activeAt.filter((at) => at > created).length;
+  return {
+    seconds: (last - started) / 1000,
+    latencies,
+    createSeconds: (created - started) / 1000,
+    rateAfterCreates: afterCreates / ((last - created) / 1000),
+    cpuPerScopeMs: {
+      plane: ((await cpuSeconds(p.plane.pid)) - (cpu[0] ?? 0)) * (1000 / count),
+      operator: ((await cpuSeconds(p.operator.pid)) - (cpu[1] ?? 0)) * (1000 / count),
+    },
+  };
 }
 
 const processes = await start();
@@ -371,6 +395,16 @@ try {
       '',
     ],
     ['  scopes/s to active', (SCOPES / a.seconds).toFixed(0), '>= 200'],
+    [
+      '  (all created in; scopes/s to active after that)',
+      `${a.createSeconds.toFixed(2)} s; ${a.rateAfterCreates.toFixed(0)}`,
+      '',
+    ],
+    [
+      '  CPU per scope: control plane / operator',
+      `${ms(a.cpuPerScopeMs.plane)} / ${ms(a.cpuPerScopeMs.operator)}`,
+      '',
+    ],
     ['  apply-to-active p50', ms(percentile(a.latencies, 50)), ''],
     ['  apply-to-active p99', ms(percentile(a.latencies, 99)), ''],
     ['  operator RSS after / peak', `${mib(burstRss.rss)} / ${mib(burstRss.peak)}`, ''],
