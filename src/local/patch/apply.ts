@@ -273,7 +273,11 @@ function trackUpdate(
     // Only a write that changed something takes a timestamp.
     const key = identifier(who);
     const previous = out.get(key)?.set ?? FieldSet.empty;
-    out.set(key, { ...who, time: now, set: mine.union(previous) });
+    let set = mine.union(previous);
+    // The same fields again (a status rewritten): keep the set, and so its encoding.
+    const owned = managers.get(key)?.set;
+    if (owned !== undefined && set.equals(owned)) set = owned;
+    out.set(key, { ...who, time: now, set });
   }
   return out;
 }
@@ -534,7 +538,8 @@ const isReset = (entries: unknown) =>
 /**
  * Ownership for a create, update or non-apply patch by `manager`: the fields the write
  * changed become the manager's (operation Update) and stop being anyone else's. `before`
- * is undefined for a create. Returns `after` with metadata.managedFields set.
+ * is undefined for a create. Returns `after` with metadata.managedFields set: a new object
+ * and metadata, sharing everything else with `after` (which the caller then drops).
  */
 export function recordUpdate(
   before: KubeObject | undefined,
@@ -542,8 +547,7 @@ export function recordUpdate(
   manager: string,
   options: UpdateOptions,
 ): KubeObject {
-  const result = clone(after);
-  if (!isObject(result.metadata)) result.metadata = {};
+  const result = { ...after, metadata: isObject(after.metadata) ? { ...after.metadata } : {} };
   const subresource = options.subresource || undefined;
   let managers: Managers;
   if (subresource !== undefined) {

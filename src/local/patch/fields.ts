@@ -146,9 +146,25 @@ function comparePaths(a: FieldPath, b: FieldPath): number {
 
 const keyOf = (path: FieldPath) => JSON.stringify(path);
 
-/** A set of field paths (structured-merge-diff's fieldpath.Set). Immutable. */
+/** Decoded fieldsV1 by their JSON: objects of one kind written by one manager share them. */
+const decoded = new Map<string, FieldSet>();
+const MAX_DECODED = 4096;
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * A set of field paths (structured-merge-diff's fieldpath.Set). Immutable: an operation that
+ * changes nothing returns the set itself, so its encoding (kept once made) is reused.
+ */
 export class FieldSet {
   private readonly members: ReadonlyMap<string, FieldPath>;
+  private encoded: JsonObject | undefined;
 
   private constructor(members: ReadonlyMap<string, FieldPath>) {
     this.members = members;
@@ -181,20 +197,51 @@ export class FieldSet {
 
   union(other: FieldSet): FieldSet {
     if (other.isEmpty()) return this;
-    return new FieldSet(new Map([...this.members, ...other.members]));
+    if (this.isEmpty()) return other;
+    let merged: Map<string, FieldPath> | undefined;
+    for (const [key, path] of other.members) {
+      if (this.members.has(key)) continue;
+      merged ??= new Map(this.members);
+      merged.set(key, path);
+    }
+    return merged === undefined ? this : new FieldSet(merged);
   }
 
   difference(other: FieldSet): FieldSet {
-    if (other.isEmpty()) return this;
-    return new FieldSet(new Map([...this.members].filter(([k]) => !other.members.has(k))));
+    if (other.isEmpty() || this.isEmpty()) return this;
+    return this.filterKeys((key) => !other.members.has(key));
   }
 
   intersection(other: FieldSet): FieldSet {
-    return new FieldSet(new Map([...this.members].filter(([k]) => other.members.has(k))));
+    return this.filterKeys((key) => other.members.has(key));
   }
 
   filter(keep: (path: FieldPath) => boolean): FieldSet {
-    return new FieldSet(new Map([...this.members].filter(([, p]) => keep(p))));
+    let kept: Map<string, FieldPath> | undefined;
+    let index = 0;
+    for (const [key, path] of this.members) {
+      if (keep(path)) {
+        kept?.set(key, path);
+      } else if (kept === undefined) {
+        kept = new Map([...this.members].slice(0, index));
+      }
+      index++;
+    }
+    return kept === undefined ? this : new FieldSet(kept);
+  }
+
+  private filterKeys(keep: (key: string) => boolean): FieldSet {
+    let kept: Map<string, FieldPath> | undefined;
+    let index = 0;
+    for (const [key, path] of this.members) {
+      if (keep(key)) {
+        kept?.set(key, path);
+      } else if (kept === undefined) {
+        kept = new Map([...this.members].slice(0, index));
+      }
+      index++;
+    }
+    return kept === undefined ? this : new FieldSet(kept);
   }
 
   /** Drops every path at or under one of the prefixes (an ignore filter on reset fields). */
@@ -209,8 +256,16 @@ export class FieldSet {
     return this.size === other.size && [...this.members.keys()].every((k) => other.members.has(k));
   }
 
-  /** The fieldsV1 object, e.g. `{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`. */
+  /**
+   * The fieldsV1 object, e.g. `{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`: made once
+   * per set and shared, so it is frozen.
+   */
   toFieldsV1(): JsonObject {
+    this.encoded ??= deepFreeze(this.encode());
+    return this.encoded;
+  }
+
+  private encode(): JsonObject {
     interface Node {
       member: boolean;
       children: Map<PathElement, Node>;
@@ -243,6 +298,19 @@ export class FieldSet {
 
   /** Reads fieldsV1; anything that is not an object of objects reads as nothing. */
   static fromFieldsV1(fields: unknown): FieldSet {
+    if (!isObject(fields)) return FieldSet.empty;
+    const text = JSON.stringify(fields);
+    let set = decoded.get(text);
+    if (set === undefined) {
+      set = FieldSet.decode(fields);
+      if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as string);
+    }
+    decoded.delete(text);
+    decoded.set(text, set);
+    return set;
+  }
+
+  private static decode(fields: JsonObject): FieldSet {
     const paths: FieldPath[] = [];
     const walk = (node: unknown, prefix: FieldPath) => {
       if (!isObject(node)) return;
