@@ -146,9 +146,14 @@ function comparePaths(a: FieldPath, b: FieldPath): number {
 
 const keyOf = (path: FieldPath) => JSON.stringify(path);
 
-/** Decoded fieldsV1 by their JSON: objects of one kind written by one manager share them. */
+/**
+ * Decoded fieldsV1 by their JSON, least recently used first: objects of one kind written by
+ * one manager share them. Bounded by entries and by the JSON they were read from.
+ */
 const decoded = new Map<string, FieldSet>();
 const MAX_DECODED = 4096;
+const MAX_DECODED_CHARS = 2 * 1024 * 1024;
+let decodedChars = 0;
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
@@ -303,9 +308,15 @@ export class FieldSet {
     let set = decoded.get(text);
     if (set === undefined) {
       set = FieldSet.decode(fields);
-      if (decoded.size >= MAX_DECODED) decoded.delete(decoded.keys().next().value as string);
+      decodedChars += text.length;
+      for (const oldest of decoded.keys()) {
+        if (decoded.size < MAX_DECODED && decodedChars <= MAX_DECODED_CHARS) break;
+        decoded.delete(oldest);
+        decodedChars -= oldest.length;
+      }
+    } else {
+      decoded.delete(text);
     }
-    decoded.delete(text);
     decoded.set(text, set);
     return set;
   }

@@ -478,6 +478,39 @@ describe('ownership of non-apply writes (recordUpdate)', () => {
     expect(same.metadata.managedFields).toEqual(edited.metadata.managedFields);
   });
 
+  it('reads fieldsV1 in any key order as the same set, and writes it in the canonical one', () => {
+    const scrambled = { 'f:metadata': { 'f:labels': { 'f:b': {}, '.': {}, 'f:a': {} } } };
+    const canonical = { 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {}, 'f:b': {} } } };
+    const read = FieldSet.fromFieldsV1(scrambled);
+    expect(read.equals(FieldSet.fromFieldsV1(canonical))).toBe(true);
+    expect(JSON.stringify(read.toFieldsV1())).toBe(JSON.stringify(canonical));
+    // Sets are shared between objects, so their encodings are frozen.
+    expect(Object.isFrozen(read.toFieldsV1()['f:metadata'])).toBe(true);
+    expect(FieldSet.fromFieldsV1(scrambled)).toBe(read);
+  });
+
+  it('keeps the entry of a writer that rewrites only fields it owns', () => {
+    const created = recordUpdate(undefined, configMap(), 'kubectl-create', {
+      apiVersion: 'v1',
+      now: T0,
+    });
+    const once = recordUpdate(created, { ...created, data: { mode: 'slow' } }, 'tuner', {
+      apiVersion: 'v1',
+      now: T1,
+    });
+    const twice = recordUpdate(once, { ...once, data: { mode: 'fast' } }, 'tuner', {
+      apiVersion: 'v1',
+      now: T2,
+    });
+    expect(entry(twice, 'tuner', 'Update')).toEqual({
+      ...entry(once, 'tuner', 'Update'),
+      time: T2,
+    });
+    expect(entry(twice, 'kubectl-create', 'Update')).toEqual(
+      entry(once, 'kubectl-create', 'Update'),
+    );
+  });
+
   it('takes a removed field from its owner', () => {
     const created = recordUpdate(undefined, configMap(), 'kubectl-create', {
       apiVersion: 'v1',
