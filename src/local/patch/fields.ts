@@ -214,32 +214,23 @@ export class FieldSet {
 
   difference(other: FieldSet): FieldSet {
     if (other.isEmpty() || this.isEmpty()) return this;
-    return this.filterKeys((key) => !other.members.has(key));
+    return this.keep((key) => !other.members.has(key));
   }
 
   intersection(other: FieldSet): FieldSet {
-    return this.filterKeys((key) => other.members.has(key));
+    return this.keep((key) => other.members.has(key));
   }
 
   filter(keep: (path: FieldPath) => boolean): FieldSet {
-    let kept: Map<string, FieldPath> | undefined;
-    let index = 0;
-    for (const [key, path] of this.members) {
-      if (keep(path)) {
-        kept?.set(key, path);
-      } else if (kept === undefined) {
-        kept = new Map([...this.members].slice(0, index));
-      }
-      index++;
-    }
-    return kept === undefined ? this : new FieldSet(kept);
+    return this.keep((_key, path) => keep(path));
   }
 
-  private filterKeys(keep: (key: string) => boolean): FieldSet {
+  /** The members `wanted` keeps; the set itself when it keeps them all. */
+  private keep(wanted: (key: string, path: FieldPath) => boolean): FieldSet {
     let kept: Map<string, FieldPath> | undefined;
     let index = 0;
     for (const [key, path] of this.members) {
-      if (keep(key)) {
+      if (wanted(key, path)) {
         kept?.set(key, path);
       } else if (kept === undefined) {
         kept = new Map([...this.members].slice(0, index));
