@@ -77,13 +77,12 @@ export class ApiServer {
   }
 
   /**
-   * Stops listening and ends every connection. closeAllConnections() alone misses those that
+   * Stops listening and ends every connection: closeAllConnections() would miss those that
    * have sent no request yet (still in the TLS handshake, or opened ahead by a client's pool),
    * and server.close() would wait for them.
    */
   close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeAllConnections();
     for (const socket of this.sockets) socket.destroy();
     return closed;
   }

@@ -1,7 +1,8 @@
 // Field paths and field sets as structured-merge-diff keeps them for managedFields: path
 // elements in their fieldsV1 spelling (`f:name`, `k:{"type":"Ready"}`, `v:"x"`, `i:0`), set
-// algebra, the fieldsV1 encoding (with `.` for a set member that also has children), and
-// the `.spec.x[type="Ready"]` rendering used in conflict messages.
+// algebra, the fieldsV1 encoding (with `.` for a set member that also has children) and a
+// bounded cache of decoded sets, and the `.spec.x[type="Ready"]` rendering used in conflict
+// messages.
 import { isObject, type Json, type JsonObject } from './util.js';
 
 /** One step of a field path, spelled as a fieldsV1 key. */
