@@ -191,7 +191,10 @@ async function wrkThroughput(server: Server, seconds: number) {
             else reject(error);
             return;
           }
-          if (/Non-2xx/.test(stdout)) reject(new Error(`wrk saw non-2xx answers:\n${stdout}`));
+          if (/Non-2xx/.test(stdout)) {
+            reject(new Error(`wrk saw non-2xx answers:\n${stdout}`));
+            return;
+          }
           const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
           const total = /(\d+) requests in/.exec(stdout)?.[1];
           resolve({ perSecond: Number(rate), requests: Number(total) });
