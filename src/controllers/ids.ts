@@ -1,8 +1,9 @@
 // Scope ids: integers unique system-wide, handed out by compare-and-swap on a counter
 // ConfigMap in the API, so that any number of operator processes never hand out one twice.
-// Callers of one process that ask at the same time share one swap, which reserves exactly as
-// many ids as they asked for: under a burst the counter is not a hot spot, and no id is kept
-// in memory for later (none is lost to a crash but those already asked for).
+// Callers of one process that ask at the same time share one swap. An idle process reserves
+// exactly the ids asked for; under a burst a swap also reserves a few ahead, from the demand of
+// the last second, which are handed out without a swap while they last, and dropped (a gap,
+// never a duplicate) once a second old: the counter stops being a write per scope or two.
 import {
   ConfigMaps,
   isAlreadyExists,
@@ -17,6 +18,12 @@ export const ID_COUNTER_NAME = 'nrn-scope-ids';
 const NEXT_KEY = 'next';
 /** Ids reserved by one swap at most; more callers wait for the next one. */
 const MAX_BATCH = 256;
+/** Ids a swap reserves ahead of its callers at most, and the share of the last second's
+ * demand it reserves (a quarter: some four swaps a second while a burst lasts). */
+export const MAX_IDS_AHEAD = 64;
+const AHEAD_SHARE = 4;
+/** Spare ids older than this are dropped: an idle process holds none. */
+const AHEAD_TTL_MS = 1_000;
 
 export interface IdAllocatorOptions {
   readonly namespace: string;
@@ -41,6 +48,10 @@ export class IdAllocator {
    * and the counter is read again, so this only saves a request, it never decides an id.
    */
   private last: KubeObject | undefined;
+  /** Ids reserved ahead and not handed out yet: [next, end), reserved at `at`. */
+  private spare = { next: 0, end: 0, at: 0 };
+  /** Ids handed out in the current and the previous second: the demand a swap provides for. */
+  private demand = { second: 0, current: 0, previous: 0 };
 
   constructor(
     kube: Pick<Kube, 'resource'>,
@@ -63,15 +74,33 @@ export class IdAllocator {
     });
   }
 
-  /** One swap at a time per allocator: the callers that came meanwhile share the next one. */
+  /** Ids this allocator holds in reserve, not handed out (they are a gap if never used). */
+  reserved(): number[] {
+    const { next, end } = this.spare;
+    return Array.from({ length: end - next }, (_, i) => next + i);
+  }
+
+  /**
+   * Spare ids first; else one swap at a time per allocator, the callers that came meanwhile
+   * sharing the next one.
+   */
   private next(): void {
+    const now = Date.now();
+    if (now - this.spare.at > AHEAD_TTL_MS) this.spare = { next: 0, end: 0, at: 0 };
+    while (this.waiting.length > 0 && this.spare.next < this.spare.end) {
+      this.handOut(this.waiting.shift() as Waiter, this.spare.next++, now);
+    }
     if (this.swapping || this.waiting.length === 0) return;
     this.swapping = true;
     const batch = this.waiting.splice(0, MAX_BATCH);
-    this.reserve(batch.length)
+    const ahead = Math.min(MAX_IDS_AHEAD, Math.floor(this.recentDemand(now) / AHEAD_SHARE));
+    this.reserve(batch.length + ahead)
       .then(
         (first) => {
-          for (const [i, waiter] of batch.entries()) waiter.resolve(first + i);
+          const at = Date.now();
+          for (const [i, waiter] of batch.entries()) this.handOut(waiter, first + i, at);
+          const end = first + batch.length + ahead;
+          this.spare = { next: first + batch.length, end, at };
         },
         (error: unknown) => {
           for (const waiter of batch) waiter.reject(error);
@@ -81,6 +110,22 @@ export class IdAllocator {
         this.swapping = false;
         this.next();
       });
+  }
+
+  private handOut(waiter: Waiter, id: number, now: number): void {
+    this.recentDemand(now);
+    this.demand.current++;
+    waiter.resolve(id);
+  }
+
+  /** Ids handed out in the last full second (rolling the count over when a second passed). */
+  private recentDemand(now: number): number {
+    const second = Math.floor(now / 1000);
+    if (second !== this.demand.second) {
+      const previous = second === this.demand.second + 1 ? this.demand.current : 0;
+      this.demand = { second, current: 0, previous };
+    }
+    return Math.max(this.demand.previous, this.demand.current);
   }
 
   /** Moves the counter on by `count`; returns the first of the ids that moved past. */
