@@ -127,6 +127,12 @@ export class ScopeReconciler {
   private readonly client: ResourceClient<unknown, ScopeStatusBlock>;
   private readonly now: () => Date;
   private readonly baseDomain: string;
+  /**
+   * Cached versions a reconcile started from: if the cache still holds one when the next
+   * reconcile starts, that one's writes may not be in the cache yet. Weak, so a version the
+   * cache has replaced is not held.
+   */
+  private readonly startedFrom = new WeakSet<ScopeObject>();
 
   constructor(private readonly options: ScopeReconcilerOptions) {
     this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatusBlock>;
@@ -168,7 +174,7 @@ export class ScopeReconciler {
       return undefined;
     }
 
-    let scope = await readByKey(this.client, key);
+    let scope = this.unwritten(key, cached) ?? (await readByKey(this.client, key));
     if (scope === undefined) return undefined;
     const log = context.log;
     if (scope.metadata.deletionTimestamp !== undefined) return this.finalize(key, scope, log);
@@ -257,6 +263,28 @@ export class ScopeReconciler {
         log.warn({ scope: key, reason: progress.reason }, 'scope provisioning failed');
         return undefined;
     }
+  }
+
+  /**
+   * A copy of the cached scope when it is one nobody has written status or the id label for
+   * (just applied) and no reconcile has started from: then there is nothing newer of ours to
+   * miss, and the first write its reconcile makes (the id, the finalizer) is guarded by
+   * resourceVersion, so a version someone wrote meanwhile costs a 409 and a retry, never a
+   * wrong write. A GET fewer for every new scope. Anything else is read from the API, such as
+   * a scope the facade created: its label says that its status (the id) is on the way.
+   */
+  private unwritten(key: string, cached: ScopeObject | undefined): ScopeObject | undefined {
+    if (
+      cached === undefined ||
+      cached.status !== undefined ||
+      cached.metadata.labels?.[SCOPE_ID_LABEL] !== undefined ||
+      this.startedFrom.has(cached) ||
+      this.options.scopes.isRefused(key)
+    ) {
+      return undefined;
+    }
+    this.startedFrom.add(cached);
+    return { ...cached };
   }
 
   /**
