@@ -166,9 +166,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   return {
     manager,
     identity,
-    stop: () => {
+    stop: async () => {
       phase = 'stopping';
-      return manager.stop();
+      const drained = await manager.stop();
+      // The Events of the last reconciles are still queued: written before the process goes.
+      await events.flush();
+      return drained;
     },
   };
 }

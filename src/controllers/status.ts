@@ -191,8 +191,9 @@ export const PHASE_TRANSITIONS: TransitionPolicy = {
 };
 
 /**
- * writeStatus, then an Event when `policy` calls the write a transition (`announce` runs
- * first, for the caller's log line). No write, no Event. Returns what writeStatus returns.
+ * writeStatus, then an Event (queued, see EventRecorder) when `policy` calls the write a
+ * transition (`announce` runs first, for the caller's log line). No write, no Event. Returns
+ * what writeStatus returns.
  */
 export async function commitStatus<Spec, Status>(
   client: ResourceClient<Spec, Status>,
@@ -208,14 +209,32 @@ export async function commitStatus<Spec, Status>(
   if (written === undefined) return undefined;
   if (policy.due(previous, next, report)) {
     options.announce?.();
-    await events.record(object, policy.type(report), report.reason, report.message);
+    events.record(object, policy.type(report), report.reason, report.message);
   }
   return written;
 }
 
-/** Writes core/v1 Events about our objects; best effort, as client-go's recorder is. */
+/** Events waiting to be written at most; past it they are dropped (client-go keeps 1,000). */
+export const MAX_QUEUED_EVENTS = 1_000;
+/** Event writes in flight at once. */
+const EVENT_WRITERS = 8;
+
+/**
+ * Writes core/v1 Events about our objects, as client-go's recorder does: record() queues the
+ * Event and returns at once, so a reconcile never waits on it (two round trips per scope
+ * less on its path); writers send the queue in the background, the Events of one object in
+ * the order they were recorded. Best effort: a failed write is logged, and past
+ * MAX_QUEUED_EVENTS an Event is dropped, never the reconcile. flush() waits for the queue.
+ */
 export class EventRecorder {
   private readonly events: ResourceClient;
+  /** Events not yet written, per involved object; a key is in `ready` or being written. */
+  private readonly queues = new Map<string, KubeObject[]>();
+  private readonly ready: string[] = [];
+  private queued = 0;
+  private writing = 0;
+  private dropped = 0;
+  private idle: (() => void)[] = [];
 
   constructor(
     kube: Pick<Kube, 'resource'>,
@@ -226,45 +245,111 @@ export class EventRecorder {
     this.events = kube.resource(Events);
   }
 
-  async record(
-    object: KubeObject,
-    type: EventType,
-    reason: string,
-    message: string,
-  ): Promise<void> {
+  record(object: KubeObject, type: EventType, reason: string, message: string): void {
     const namespace = object.metadata.namespace ?? 'default';
-    const now = new Date();
-    try {
-      await this.events.create({
-        metadata: {
-          // The name only has to be unique; client-go uses <object>.<hex timestamp>.
-          name: `${object.metadata.name}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`,
-          namespace,
-        },
-        involvedObject: {
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          name: object.metadata.name,
-          namespace,
-          uid: object.metadata.uid,
-          resourceVersion: object.metadata.resourceVersion,
-        },
-        reason,
-        message,
-        type,
-        source: { component: this.component },
-        reportingComponent: this.component,
-        reportingInstance: this.instance,
-        firstTimestamp: rfc3339(now),
-        lastTimestamp: rfc3339(now),
-        count: 1,
+    if (this.queued >= MAX_QUEUED_EVENTS) {
+      // One line per hundred: a flood of drops must not become a flood of logs.
+      if (this.dropped++ % 100 === 0) {
+        this.log.warn(
+          { object: `${namespace}/${object.metadata.name}`, reason, dropped: this.dropped },
+          'event queue full; event dropped',
+        );
+      }
+      return;
+    }
+    const key = object.metadata.uid ?? `${object.kind}/${namespace}/${object.metadata.name}`;
+    const queue = this.queues.get(key);
+    const event = this.event(object, namespace, type, reason, message);
+    this.queued++;
+    if (queue !== undefined) {
+      queue.push(event);
+    } else {
+      this.queues.set(key, [event]);
+      this.ready.push(key);
+      this.pump();
+    }
+  }
+
+  /** Resolves once every Event recorded so far is written (or failed), or after `timeoutMs`. */
+  flush(timeoutMs = 5_000): Promise<void> {
+    if (this.queued === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.idle.push(() => {
+        clearTimeout(timer);
+        resolve();
       });
+    });
+  }
+
+  private pump(): void {
+    while (this.writing < EVENT_WRITERS && this.ready.length > 0) {
+      const key = this.ready.shift() as string;
+      const event = this.queues.get(key)?.shift();
+      if (event === undefined) continue;
+      this.writing++;
+      void this.write(event).then(() => {
+        this.writing--;
+        this.queued--;
+        const rest = this.queues.get(key);
+        if (rest !== undefined && rest.length > 0) this.ready.push(key);
+        else this.queues.delete(key);
+        if (this.queued === 0) for (const done of this.idle.splice(0)) done();
+        this.pump();
+      });
+    }
+  }
+
+  private async write(event: KubeObject): Promise<void> {
+    try {
+      await this.events.create(event);
     } catch (error) {
       // An event is worth less than the reconcile that wanted it: log, never fail on it.
       this.log.warn(
-        { err: error, object: `${namespace}/${object.metadata.name}`, reason },
+        {
+          err: error,
+          object: `${event.metadata.namespace}/${(event.involvedObject as { name: string }).name}`,
+          reason: event.reason,
+        },
         'event not recorded',
       );
     }
+  }
+
+  private event(
+    object: KubeObject,
+    namespace: string,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): KubeObject {
+    // Stamped when recorded, not when written: the time of the transition.
+    const now = new Date();
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: {
+        // The name only has to be unique; client-go uses <object>.<hex timestamp>.
+        name: `${object.metadata.name}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`,
+        namespace,
+      },
+      involvedObject: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: object.metadata.name,
+        namespace,
+        uid: object.metadata.uid,
+        resourceVersion: object.metadata.resourceVersion,
+      },
+      reason,
+      message,
+      type,
+      source: { component: this.component },
+      reportingComponent: this.component,
+      reportingInstance: this.instance,
+      firstTimestamp: rfc3339(now),
+      lastTimestamp: rfc3339(now),
+      count: 1,
+    };
   }
 }

@@ -70,6 +70,7 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
   const catalog = new ServiceCatalog();
   catalog.attach(services, specifications);
   const instance = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const events = new EventRecorder(kube, FACADE_COMPONENT, instance, log);
   const app = buildFacade({
     log,
     auth: options.auth,
@@ -80,7 +81,7 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
       applications,
       scopes,
       ids: new IdAllocator(kube, { namespace: options.namespace }),
-      events: new EventRecorder(kube, FACADE_COMPONENT, instance, log),
+      events,
       baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
     }),
     readSecret: (namespace, name) => readSecret(kube, namespace, name),
@@ -102,6 +103,7 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
     app,
     close: async () => {
       await app.close();
+      await events.flush();
       await stopInformers();
     },
   };

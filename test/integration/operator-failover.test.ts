@@ -139,6 +139,18 @@ describe('operator replicas as processes', () => {
     }
     return byScope;
   };
+  /** eventsByScope, once each of `names` has its Provisioned Event (they are written in the background). */
+  const eventsOnceProvisioned = async (ns: string, names: readonly string[]) => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const events = await eventsByScope(ns);
+      const done = names.every((name) =>
+        (events.get(name) ?? []).some((e) => e.reason === 'Provisioned'),
+      );
+      if (done || Date.now() > deadline) return events;
+      await sleep(25);
+    }
+  };
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'nrn-failover-'));
@@ -228,6 +240,9 @@ describe('operator replicas as processes', () => {
     expect((await lease()).holderIdentity).toBe(leaderId);
     expect(standby.logs.some(leadership)).toBe(false);
 
+    // The leader's Events are queued when it writes status: written before the kill, so that
+    // the count below is about provisioning, not about Events lost with the process.
+    await eventsOnceProvisioned(ns, early);
     const killedAt = Date.now();
     await crash(firstLeading);
     // Applied while nobody leads: they wait for the successor.
@@ -255,7 +270,7 @@ describe('operator replicas as processes', () => {
     await expectChildren(ids);
 
     // Each scope went to active once, written by whoever led at the time.
-    const events = await eventsByScope(ns);
+    const events = await eventsOnceProvisioned(ns, [...early, ...late]);
     for (const name of [...early, ...late]) {
       const provisioned = (events.get(name) ?? []).filter((e) => e.reason === 'Provisioned');
       expect(provisioned, name).toHaveLength(1);

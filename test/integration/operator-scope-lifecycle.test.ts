@@ -101,13 +101,14 @@ describe('scope lifecycle, pass by pass', () => {
   let applications: Informer<ApplicationSpec, ApplicationStatus>;
   let ids: IdAllocator;
 
+  let recorder: EventRecorder;
   const reconcilerWith = (provisioner: ScopeProvisioner) =>
     new ScopeReconciler({
       kube: own,
       log,
       scopes,
       applications,
-      events: new EventRecorder(own, 'nrn-operator', 'test-instance', log),
+      events: recorder,
       ids,
       provisioner,
     });
@@ -126,6 +127,8 @@ describe('scope lifecycle, pass by pass', () => {
   const pass = async (reconciler: ScopeReconciler, name: string) => {
     const before = own.stats.requests;
     const result = await reconciler.reconcile(`${ns}/${name}`, { log });
+    // Its Events are written in the background: counted with the pass that recorded them.
+    await recorder.flush();
     return { result, requests: own.stats.requests - before };
   };
   const eventReasons = async (name: string) => {
@@ -159,6 +162,7 @@ describe('scope lifecycle, pass by pass', () => {
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     await kube.resource(Namespaces).create({ metadata: { name: opNs } });
     ids = new IdAllocator(own, { namespace: opNs });
+    recorder = new EventRecorder(own, 'nrn-operator', 'test-instance', log);
     scopes = kube.informer(Scopes, { namespace: ns, transform: leanObject });
     applications = kube.informer(Applications, { namespace: ns });
     indexScopes(scopes);

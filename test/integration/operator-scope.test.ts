@@ -6,7 +6,7 @@ import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
-import { readUntil, sleep } from '../support/wait.js';
+import { readUntil, sleep, untilCount } from '../support/wait.js';
 
 const log = silentLogger();
 
@@ -52,8 +52,13 @@ describe('operator: scopes', () => {
     timeoutMs = 15_000,
   ): Promise<ScopeView> =>
     readUntil(`scope ${name}`, () => getScope(name), check, { seen, timeoutMs });
-  /** Reasons of the Events about scope `name`, oldest first. */
-  const eventReasons = async (name: string): Promise<string[]> => {
+  /**
+   * Reasons of the Events about scope `name`, oldest first, once there are `count` (Events
+   * are written in the background, shortly after the status that caused them).
+   */
+  const eventReasons = (name: string, count: number): Promise<string[]> =>
+    untilCount(() => readEventReasons(name), count);
+  const readEventReasons = async (name: string): Promise<string[]> => {
     const list = JSON.parse(
       await k([
         'get',
@@ -164,7 +169,7 @@ ${extra}`;
     // One Event per transition: accepted (pending), provisioned (active). The namespace
     // provisioner is done in one pass, so `creating` (and its Provisioning Event) is skipped:
     // it is written only while provisioning takes longer (operator-scope-lifecycle.test.ts).
-    expect(await eventReasons('web')).toEqual(['Accepted', 'Provisioned']);
+    expect(await eventReasons('web', 2)).toEqual(['Accepted', 'Provisioned']);
   });
 
   it('a spec change goes through updating back to active, at the new generation', async () => {
@@ -186,7 +191,7 @@ ${extra}`;
     ) as { spec: { hard: Record<string, string> } };
     expect(quota.spec.hard['limits.memory']).toBe('4096Mi');
     // The poll may miss a short `updating`; the event stream does not.
-    expect((await eventReasons('web')).slice(2)).toEqual(['Updating', 'Provisioned']);
+    expect((await eventReasons('web', 4)).slice(2)).toEqual(['Updating', 'Provisioned']);
   });
 
   it('waits pending for a missing application, then becomes active once it appears', async () => {
@@ -270,7 +275,7 @@ ${extra}`;
     await sleep(1000);
     const still = await getScope('taken');
     expect(still.metadata.resourceVersion).toBe(again.metadata.resourceVersion);
-    expect(await eventReasons('taken')).toEqual([
+    expect(await eventReasons('taken', 4)).toEqual([
       'Accepted',
       'NamespaceTaken',
       'Retrying',
@@ -288,7 +293,7 @@ ${extra}`;
     expect(seen).not.toContain('pending');
     const made = JSON.parse(await k(['get', 'namespace', child, '-o', 'json'])) as ScopeView;
     expect(made.metadata.labels?.['platform.nrn.dev/scope-uid']).toBe(active.metadata.uid);
-    expect((await eventReasons('taken')).slice(4)).toEqual(['Retrying', 'Provisioned']);
+    expect((await eventReasons('taken', 6)).slice(4)).toEqual(['Retrying', 'Provisioned']);
 
     // Left in place (a GitOps tool re-applying it), the value is not acted on again.
     await retry('second');
@@ -296,17 +301,21 @@ ${extra}`;
     await sleep(1000);
     const after = await getScope('taken');
     expect(after.status).toEqual(active.status);
-    expect((await eventReasons('taken')).length).toBe(6);
+    expect(await eventReasons('taken', 6)).toHaveLength(6);
     const unchanged = JSON.parse(await k(['get', 'namespace', child, '-o', 'json'])) as ScopeView;
     expect(unchanged.metadata.resourceVersion).toBe(made.metadata.resourceVersion);
 
     // A duplicate slug still holds on a retry: failed again, with the same message.
     const dup = await getScope('api-copy');
+    const dupEvents = (await readEventReasons('api-copy')).length;
     await k(['annotate', 'scope', 'api-copy', '-n', ns, 'platform.nrn.dev/retry=x']);
     const dupAgain = await waitScope('api-copy', (s) => s.status?.observedRetry === 'x');
     expect(dupAgain.status?.status).toBe('failed');
     expect(dupAgain.status?.messages).toEqual(dup.status?.messages);
-    expect((await eventReasons('api-copy')).slice(-2)).toEqual(['Retrying', 'DuplicateSlug']);
+    expect((await eventReasons('api-copy', dupEvents + 2)).slice(-2)).toEqual([
+      'Retrying',
+      'DuplicateSlug',
+    ]);
   });
 
   it('delete removes the children, then the scope', async () => {

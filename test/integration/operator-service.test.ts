@@ -16,7 +16,7 @@ import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
-import { readUntil, sleep } from '../support/wait.js';
+import { readUntil, sleep, untilCount } from '../support/wait.js';
 
 /** Every line the operator logs (debug and up): no secret value may be among them. */
 const logged: string[] = [];
@@ -210,7 +210,10 @@ describe('operator: services', () => {
     });
   const condition = (s: ServiceView, type: string) =>
     s.status?.conditions?.find((c) => c.type === type);
-  const eventReasons = async (name: string): Promise<string[]> => {
+  /** As the scope tests: the Events about service `name`, once there are `count`. */
+  const eventReasons = (name: string, count: number): Promise<string[]> =>
+    untilCount(() => readEventReasons(name), count);
+  const readEventReasons = async (name: string): Promise<string[]> => {
     const result = await kubectl(cluster, [
       'get',
       'events',
@@ -327,7 +330,7 @@ describe('operator: services', () => {
       kind: 'Service',
       uid: active.metadata.uid,
     });
-    expect(await eventReasons('quick')).toEqual([
+    expect(await eventReasons('quick', 4)).toEqual([
       'Accepted',
       'Validated',
       'Provisioning',
@@ -516,7 +519,7 @@ describe('operator: services', () => {
       action: 'update',
       body: { attributes: { host: 'db2', port: 6543 } },
     });
-    expect((await eventReasons('quick')).slice(4)).toEqual(['Updating', 'Provisioned']);
+    expect((await eventReasons('quick', 6)).slice(4)).toEqual(['Updating', 'Provisioned']);
 
     provider.on('quick', (call) =>
       call.action === 'delete' ? { status: 204 } : { status: 200, body: { status: 'active' } },
@@ -592,7 +595,7 @@ describe('operator: services', () => {
     await sleep(500);
     expect(provider.callsOf('retried')).toHaveLength(3);
     expect((await getService('retried')).status?.status).toBe('active');
-    expect(await eventReasons('retried')).toEqual([
+    expect(await eventReasons('retried', 10)).toEqual([
       'Accepted',
       'Validated',
       'Provisioning',
@@ -625,6 +628,7 @@ describe('operator: services', () => {
     expect(labelled.metadata.labels?.['platform.nrn.dev/attributes-secret']).toBe('true');
 
     // New data: validated again, and the provider gets an update with the new value.
+    const rotatedEvents = (await readEventReasons('rotated')).length;
     await secrets.patch({ namespace: ns, name: 'rotating' }, { data: { password: b64(second) } });
     const seen: string[] = [];
     const updated = await waitService(
@@ -640,7 +644,10 @@ describe('operator: services', () => {
       body: { attributes: { host: 'h', password: second } },
     });
     expect(updated.metadata.generation).toBe(active.metadata.generation);
-    expect((await eventReasons('rotated')).slice(-2)).toEqual(['Updating', 'Provisioned']);
+    expect((await eventReasons('rotated', rotatedEvents + 2)).slice(-2)).toEqual([
+      'Updating',
+      'Provisioned',
+    ]);
 
     // Only the labels change: the content is the same, nothing is called.
     await secrets.patch(

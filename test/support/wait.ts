@@ -31,3 +31,20 @@ export async function readUntil<T extends WithStatus>(
     await sleep(intervalMs);
   }
 }
+
+/**
+ * Reads a list until it has at least `count` items (or `timeoutMs` passed) and returns the
+ * last read: for what is written in the background, such as Events.
+ */
+export async function untilCount<T>(
+  read: () => Promise<T[]>,
+  count: number,
+  timeoutMs = 5_000,
+): Promise<T[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const items = await read();
+    if (items.length >= count || Date.now() > deadline) return items;
+    await sleep(25);
+  }
+}

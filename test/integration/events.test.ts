@@ -1,0 +1,77 @@
+// The Event recorder against a real API: record() returns at once and the Events follow in
+// the background, those of one object in the order they were recorded; past the queue's
+// bound Events are dropped (never the caller), and a write the API refuses stops nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventRecorder, MAX_QUEUED_EVENTS } from '../../src/controllers/status.js';
+import { connect, Events, type Kube, type KubeObject, Namespaces } from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log.js';
+import { startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+
+const log = silentLogger();
+
+describe('event recorder', () => {
+  let cluster: TestCluster;
+  let kube: Kube;
+  let ns: string;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    ns = uniqueName('events');
+    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+  });
+  afterAll(async () => {
+    if (cluster !== undefined && cluster.kind !== 'local') {
+      await kube.resource(Namespaces).delete({ name: ns });
+    }
+    kube?.close();
+    await cluster?.close();
+  });
+
+  const about = (name: string, namespace = ns): KubeObject => ({
+    apiVersion: 'platform.nrn.dev/v1alpha1',
+    kind: 'Scope',
+    metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
+  });
+  const reasonsByObject = async () => {
+    const items = (await kube.resource(Events).list({ namespace: ns })).items as unknown as {
+      involvedObject: { name: string };
+      reason: string;
+      metadata: { creationTimestamp: string; resourceVersion: string };
+    }[];
+    const by = new Map<string, string[]>();
+    // In the order the API stored them: resourceVersion grows with every write.
+    for (const e of items.sort(
+      (a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion),
+    )) {
+      by.set(e.involvedObject.name, [...(by.get(e.involvedObject.name) ?? []), e.reason]);
+    }
+    return by;
+  };
+
+  it('returns at once, and writes the Events of one object in the order recorded', async () => {
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
+    const objects = ['a', 'b', 'c', 'd', 'e'];
+    const steps = Array.from({ length: 12 }, (_, i) => `Step${i}`);
+    for (const step of steps) {
+      for (const name of objects) recorder.record(about(name), 'Normal', step, `${name} ${step}`);
+    }
+    await recorder.flush();
+    const by = await reasonsByObject();
+    for (const name of objects) expect(by.get(name), name).toEqual(steps);
+  });
+
+  it('drops what comes past the bound, and a refused write stops nothing', async () => {
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
+    // First in the queue: refused by the API (no such namespace), logged, and the rest follow.
+    recorder.record(about('lost', uniqueName('missing')), 'Warning', 'Refused', 'no namespace');
+    // Recorded in one go, before any write can finish: the queue fills, then drops.
+    for (let i = 0; i < MAX_QUEUED_EVENTS + 10; i++) {
+      recorder.record(about(`bulk-${i % 50}`), 'Normal', 'Bulk', String(i));
+    }
+    await recorder.flush(60_000);
+    const by = await reasonsByObject();
+    const bulk = [...by].filter(([name]) => name.startsWith('bulk-'));
+    expect(bulk.reduce((n, [, reasons]) => n + reasons.length, 0)).toBe(MAX_QUEUED_EVENTS - 1);
+  }, 90_000);
+});
