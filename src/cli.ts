@@ -34,6 +34,10 @@ Facade options (local, run):
                              static (--facade-token-file; local's default, with DIR/token),
                              none (refused unless the facade is bound to loopback)
   --facade-token-file F      static auth: YAML {tokens: [{name, token | sha256, operations}]}
+  --facade-tls-cert F        serve HTTPS with this PEM certificate (chain) and
+  --facade-tls-key F         this PEM key; both or neither. Read again every minute, so a
+                             renewed certificate (a mounted kubernetes.io/tls Secret) is
+                             served without a restart
 
 --metrics-host H (local, run) defaults to 127.0.0.1; in a pod use 0.0.0.0 so that the
 kubelet's probes and Prometheus reach it.
@@ -66,6 +70,8 @@ function facadeOptions(values: {
   'facade-host'?: string;
   'facade-auth'?: string;
   'facade-token-file'?: string;
+  'facade-tls-cert'?: string;
+  'facade-tls-key'?: string;
 }): FacadeAddress | 'invalid' {
   const out: FacadeAddress = {};
   if (values['facade-port'] !== undefined) {
@@ -84,6 +90,13 @@ function facadeOptions(values: {
   }
   if (values['facade-host'] !== undefined) out.host = values['facade-host'];
   if (values['facade-token-file'] !== undefined) out.tokenFile = values['facade-token-file'];
+  const certFile = values['facade-tls-cert'];
+  const keyFile = values['facade-tls-key'];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    process.stderr.write('nrn-operator: --facade-tls-cert and --facade-tls-key go together\n');
+    return 'invalid';
+  }
+  if (certFile !== undefined && keyFile !== undefined) out.tls = { certFile, keyFile };
   return out;
 }
 
@@ -116,6 +129,8 @@ export async function main(argv: string[]): Promise<number> {
       'facade-host': { type: 'string' },
       'facade-auth': { type: 'string' },
       'facade-token-file': { type: 'string' },
+      'facade-tls-cert': { type: 'string' },
+      'facade-tls-key': { type: 'string' },
     },
   });
   const [command, sub] = positionals;

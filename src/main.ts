@@ -12,6 +12,7 @@ import {
   NoAuthenticator,
   StaticAuthenticator,
   startFacade,
+  type TlsFiles,
 } from './facade/index.js';
 import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
@@ -37,6 +38,8 @@ export interface FacadeAddress {
   auth?: AuthMode;
   /** static auth: the token file; `local` writes its own when none is given. */
   tokenFile?: string;
+  /** HTTPS with this certificate and key (PEM files, read again while serving). */
+  tls?: TlsFiles;
 }
 
 export interface LocalOptions {
@@ -105,6 +108,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
         namespace: DEFAULT_OPERATOR_NAMESPACE,
         host: options.facade.host ?? '127.0.0.1',
         port: options.facade.port ?? DEFAULT_FACADE_PORT,
+        ...(options.facade.tls !== undefined ? { tls: options.facade.tls } : {}),
       });
     } catch (error) {
       // A facade that cannot listen (port taken) must not leave the rest running headless.
@@ -229,6 +233,7 @@ export async function runOperator(options: RunOptions): Promise<number> {
         namespace,
         host: options.facade.host ?? '127.0.0.1',
         port: options.facade.port ?? DEFAULT_FACADE_PORT,
+        ...(options.facade.tls !== undefined ? { tls: options.facade.tls } : {}),
         ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
       });
     }

@@ -1,6 +1,9 @@
 // buildFacade(deps): the Fastify app of the spec's operations — GET /service from the catalog,
 // POST /scope and GET /scope/{id} through the ScopeStore, /openapi.json — with bearer auth on
 // every operation and every 4XX/5XX, Fastify's own included, in the spec's error shape.
+
+import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -16,6 +19,7 @@ import { kubeFailure, UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';
 import { PageCache, type PageCacheLimits } from './pages.js';
 import type { ScopeStore } from './scopes.js';
+import type { TlsPair } from './tls.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -30,6 +34,8 @@ export interface FacadeDeps {
   readonly bodyLimit?: number;
   /** Bounds of the rendered-page cache of GET /service; `{pages: 0, ...}` turns it off. */
   readonly pageCache?: PageCacheLimits;
+  /** Served over HTTPS with this pair; plain HTTP without. */
+  readonly tls?: TlsPair;
 }
 
 declare module 'fastify' {
@@ -41,8 +47,17 @@ declare module 'fastify' {
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function buildFacade(deps: FacadeDeps): FastifyInstance {
+  const tls = deps.tls;
   const app = Fastify({
     logger: false,
+    // An https.Server where Fastify's types expect its http.Server: Fastify serves either, and
+    // a typed https instance would ripple through every route's types for nothing.
+    ...(tls !== undefined
+      ? {
+          serverFactory: (handler: RequestListener) =>
+            createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+        }
+      : {}),
     bodyLimit: deps.bodyLimit ?? DEFAULT_BODY_LIMIT,
     return503OnClosing: true,
     // Errors Fastify raises before routing (a malformed URL) get the spec's shape too.

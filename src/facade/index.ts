@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { indexApplications } from '../controllers/application.js';
@@ -23,10 +24,12 @@ import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
 import { ServiceCatalog } from './catalog.js';
 import { indexScopeIds, ScopeStore } from './scopes.js';
+import { readTlsPair, reloadTls, type TlsFiles } from './tls.js';
 
 export { buildFacade, type FacadeDeps } from './app.js';
 export * from './auth.js';
 export { ERROR_CODES, type ErrorCode, FacadeError } from './errors.js';
+export type { TlsFiles } from './tls.js';
 
 export const DEFAULT_FACADE_PORT = 8080;
 export const FACADE_COMPONENT = 'nrn-operator-facade';
@@ -37,6 +40,8 @@ export interface FacadeOptions {
   readonly auth: Authenticator;
   /** Where the operator keeps the scope id counter: the facade allocates from the same one. */
   readonly namespace: string;
+  /** Serve HTTPS with the certificate and key in these files, read again while serving. */
+  readonly tls?: TlsFiles;
   readonly host?: string;
   readonly port?: number;
   readonly baseDomain?: string;
@@ -55,6 +60,9 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
   if (options.auth.mode === 'none' && !isLoopback(host)) {
     throw new Error(`facade auth "none" is refused on ${host}: bind it to a loopback address`);
   }
+  // Read before anything starts: a missing or mismatched pair is a startup error, not a
+  // facade that cannot complete a handshake.
+  const tls = options.tls !== undefined ? await readTlsPair(options.tls) : undefined;
   // What the facade never reads (managedFields, kubectl's last-applied copy) is not cached.
   const lean = { transform: leanObject };
   const services = kube.informer(Services, lean);
@@ -85,6 +93,7 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
       baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
     }),
     readSecret: (namespace, name) => readSecret(kube, namespace, name),
+    ...(tls !== undefined ? { tls } : {}),
   });
   try {
     await Promise.all(informers.map((i) => i.start()));
@@ -96,12 +105,21 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   log.info({ url, auth: options.auth.mode }, 'facade listening');
+  if (tls === undefined && !isLoopback(host)) {
+    // Allowed (TLS may end at an ingress or a mesh in front), but never silently.
+    log.warn({ host }, 'facade serves plain HTTP beyond loopback; bearer tokens are not encrypted');
+  }
+  const stopReload =
+    tls !== undefined && options.tls !== undefined
+      ? reloadTls(app.server as unknown as TlsServer, options.tls, tls, log)
+      : () => {};
   return {
     url,
     app,
     close: async () => {
+      stopReload();
       await app.close();
       await events.flush();
       await stopInformers();

@@ -39,7 +39,8 @@ export function servingNames(host: string): string[] {
   );
 }
 
-function issue(names: string[]): TlsMaterial {
+/** A new CA and a serving certificate it signed, for `names` (IPs and DNS names). */
+export function issueTls(names: string[]): TlsMaterial {
   const caKeys = forge.pki.rsa.generateKeyPair({ bits: 2048 });
   const ca = newCertificate('nrn-local-ca', caKeys.publicKey, randomSerial());
   ca.setIssuer(ca.subject.attributes);
@@ -92,7 +93,7 @@ export async function loadOrCreateTls(dir: string, host: string): Promise<TlsMat
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const material = issue(names);
+  const material = issueTls(names);
   await writePrivate(paths.key, material.key);
   await writePrivate(paths.cert, material.cert);
   await writePrivate(paths.ca, material.ca);

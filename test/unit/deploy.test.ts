@@ -332,6 +332,7 @@ describe('the Deployment', () => {
           automountServiceAccountToken?: boolean;
           terminationGracePeriodSeconds: number;
           securityContext: Record<string, unknown>;
+          volumes: { name: string; secret?: { secretName: string } }[];
           containers: {
             name: string;
             image: string;
@@ -339,6 +340,7 @@ describe('the Deployment', () => {
             args: string[];
             env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
             ports: { name: string; containerPort: number }[];
+            volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
             livenessProbe: { httpGet: { path: string; port: string | number } };
             readinessProbe: { httpGet: { path: string; port: string | number } };
             lifecycle?: { preStop?: { exec?: { command: string[] } } };
@@ -399,6 +401,30 @@ describe('the Deployment', () => {
     const ns = container.env.find((e) => e.name === 'POD_NAMESPACE');
     expect(ns?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.namespace');
     expect(flag(args, '--namespace')).toBeUndefined();
+  });
+
+  it('serves the facade over HTTPS with the mounted kubernetes.io/tls Secret', () => {
+    const cert = flag(args, '--facade-tls-cert');
+    const key = flag(args, '--facade-tls-key');
+    const mount = container.volumeMounts.find((m) => m.name === 'facade-tls');
+    const volume = pod.volumes.find((v) => v.name === 'facade-tls');
+    expect(mount?.readOnly).toBe(true);
+    expect(cert).toBe(`${mount?.mountPath}/tls.crt`);
+    expect(key).toBe(`${mount?.mountPath}/tls.key`);
+    expect(volume?.secret?.secretName).toBe('nrn-operator-facade-tls');
+  });
+
+  it('refuses a certificate without its key, and the reverse', async () => {
+    const run = promisify(execFile);
+    for (const given of ['--facade-tls-cert', '--facade-tls-key']) {
+      const cli = run(process.execPath, ['--import', 'tsx', CLI, 'run', given, 'x.pem'], {
+        timeout: 20_000,
+      });
+      await expect(cli).rejects.toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('--facade-tls-cert and --facade-tls-key go together'),
+      });
+    }
   });
 
   it('probes /healthz (liveness) and /readyz (readiness) on the metrics port', () => {
