@@ -302,7 +302,8 @@ export class EventRecorder {
 
   private async write(event: KubeObject): Promise<void> {
     try {
-      await this.events.create(event);
+      // Nobody reads the stored Event back: its answer is not parsed.
+      await this.events.createAndForget(event);
     } catch (error) {
       // An event is worth less than the reconcile that wanted it: log, never fail on it.
       this.log.warn(

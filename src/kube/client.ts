@@ -218,13 +218,25 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
     object: ObjectInput<Spec, Status>,
     options: WriteOptions = {},
   ): Promise<KubeObject<Spec, Status>> {
-    const raw = await this.transport.request({
+    return this.parse(await this.post(object, options, false));
+  }
+
+  /**
+   * create, for a caller that has no use for the answer (an Event): the answer is neither
+   * parsed nor checked. Errors are as create's.
+   */
+  async createAndForget(object: ObjectInput<Spec, Status>, options: WriteOptions = {}) {
+    await this.post(object, options, true);
+  }
+
+  private post(object: ObjectInput<Spec, Status>, options: WriteOptions, discardAnswer: boolean) {
+    return this.transport.request({
       method: 'POST',
       path: this.collectionPath(this.namespaceOf(object), false),
       query: writeQuery(options),
       body: this.withTypeMeta(object),
+      discardAnswer,
     });
-    return this.parse(raw);
   }
 
   /** PUT: optimistic concurrency through metadata.resourceVersion when it is set. */

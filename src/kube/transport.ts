@@ -28,6 +28,8 @@ export interface RequestOptions {
   readonly contentType?: string;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** A success's answer is not wanted: it is not parsed, and request() resolves undefined. */
+  readonly discardAnswer?: boolean;
 }
 
 export interface WatchEvent {
@@ -133,6 +135,7 @@ export class Transport {
       headers['Content-Type'] = options.contentType ?? 'application/json';
     }
     const response = await this.send(options, headers, body, true);
+    if (options.discardAnswer === true && response.status < 400) return undefined as T;
     const parsed = parseJson(response.body);
     if (response.status >= 400) {
       if (response.status === 401) this.cachedUntil = 0;

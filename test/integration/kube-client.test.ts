@@ -322,6 +322,17 @@ describe('kube client', () => {
     );
     expect(exists.code).toBe(409);
     expect(exists.reason).toBe('AlreadyExists');
+
+    // Created without reading the answer; refused the same way as create.
+    await expect(
+      configMaps.createAndForget({ metadata: { name: 'quiet', namespace: ns }, data: { q: '1' } }),
+    ).resolves.toBeUndefined();
+    expect((await configMaps.get({ namespace: ns, name: 'quiet' })).data).toEqual({ q: '1' });
+    const again = await apiError(
+      configMaps.createAndForget({ metadata: { name: 'quiet', namespace: ns } }),
+    );
+    expect(again.code).toBe(409);
+    expect(again.reason).toBe('AlreadyExists');
   });
 
   it('reuses one keep-alive connection for sequential requests', async () => {
