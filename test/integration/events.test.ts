@@ -3,30 +3,26 @@
 // bound Events are dropped (never the caller), and a write the API refuses stops nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventRecorder, MAX_QUEUED_EVENTS } from '../../src/controllers/status.js';
-import { connect, Events, type Kube, type KubeObject, Namespaces } from '../../src/kube/index.js';
+import { Events, type Kube, type KubeObject } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
-import { startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import {
+  type ClusterWithNamespace,
+  startClusterWithNamespace,
+  uniqueName,
+} from '../support/cluster.js';
 
 const log = silentLogger();
 
 describe('event recorder', () => {
-  let cluster: TestCluster;
+  let fixture: ClusterWithNamespace;
   let kube: Kube;
   let ns: string;
 
   beforeAll(async () => {
-    cluster = await startCluster();
-    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
-    ns = uniqueName('events');
-    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    fixture = await startClusterWithNamespace('events', log);
+    ({ kube, ns } = fixture);
   });
-  afterAll(async () => {
-    if (cluster !== undefined && cluster.kind !== 'local') {
-      await kube.resource(Namespaces).delete({ name: ns });
-    }
-    kube?.close();
-    await cluster?.close();
-  });
+  afterAll(() => fixture?.close());
 
   const about = (name: string, namespace = ns): KubeObject => ({
     apiVersion: 'platform.nrn.dev/v1alpha1',

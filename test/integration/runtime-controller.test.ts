@@ -2,17 +2,10 @@
 // its latest state, changes during a reconcile folded into one more, owned objects mapped to
 // their owner's key, deletes seen as NotFound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ConfigMaps,
-  connect,
-  isNotFound,
-  type Kube,
-  Namespaces,
-  Secrets,
-} from '../../src/kube/index.js';
+import { ConfigMaps, isNotFound, type Kube, Secrets } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { Controller, ownerKeys } from '../../src/runtime/index.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { type ClusterWithNamespace, startClusterWithNamespace } from '../support/cluster.js';
 
 const log = silentLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,22 +19,16 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
 }
 
 describe('runtime controller', () => {
-  let cluster: TestCluster;
+  let fixture: ClusterWithNamespace;
   let kube: Kube;
   let ns: string;
 
   beforeAll(async () => {
-    cluster = await startCluster();
-    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
-    ns = uniqueName('runtime-controller');
-    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    fixture = await startClusterWithNamespace('runtime-controller', log);
+    ({ kube, ns } = fixture);
   });
   afterAll(async () => {
-    if (cluster !== undefined && cluster.kind !== 'local') {
-      await kubectl(cluster, ['delete', 'namespace', ns, '--wait=false']);
-    }
-    kube?.close();
-    await cluster?.close();
+    await fixture?.close();
   });
 
   it('reconciles each object once per change, with its latest state, and owners by mapping', async () => {

@@ -7,11 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConfigMaps,
-  connect,
   type Kube,
   KubeTransportError,
   Leases,
-  Namespaces,
   type ResourceClient,
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
@@ -23,7 +21,7 @@ import {
   Manager,
   type StoppedReason,
 } from '../../src/runtime/index.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { type ClusterWithNamespace, startClusterWithNamespace } from '../support/cluster.js';
 
 const log = silentLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +42,7 @@ interface Candidate {
 }
 
 describe('runtime leader election', () => {
-  let cluster: TestCluster;
+  let fixture: ClusterWithNamespace;
   let kube: Kube;
   let ns: string;
   const candidates: Candidate[] = [];
@@ -74,18 +72,12 @@ describe('runtime leader election', () => {
   const lease = (name: string) => kube.resource(Leases).get({ namespace: ns, name });
 
   beforeAll(async () => {
-    cluster = await startCluster();
-    kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
-    ns = uniqueName('runtime-leader');
-    await kube.resource(Namespaces).create({ metadata: { name: ns } });
+    fixture = await startClusterWithNamespace('runtime-leader', log);
+    ({ kube, ns } = fixture);
   });
   afterAll(async () => {
     await Promise.all(candidates.map((c) => c.elector.stop({ release: false })));
-    if (cluster !== undefined && cluster.kind !== 'local') {
-      await kubectl(cluster, ['delete', 'namespace', ns, '--wait=false']);
-    }
-    kube?.close();
-    await cluster?.close();
+    await fixture?.close();
   });
 
   it('elects exactly one of racing candidates; the other takes over quickly on release', async () => {
@@ -259,7 +251,7 @@ describe('runtime leader election', () => {
           '--import',
           'tsx',
           join(import.meta.dirname, '../support/runtime-child.ts'),
-          cluster.kubeconfigPath,
+          fixture.cluster.kubeconfigPath,
           ns,
           leaseName,
           identity,

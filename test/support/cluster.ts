@@ -6,6 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { type LocalUser, startControlPlane } from '../../src/local/index.js';
 
 export interface TestCluster {
@@ -106,3 +108,34 @@ export async function kubectl(
 /** A namespace name no other test uses. */
 export const uniqueName = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+
+/** What most integration files start with: a cluster, a client of it, a namespace of their own. */
+export interface ClusterWithNamespace {
+  readonly cluster: TestCluster;
+  readonly kube: Kube;
+  readonly ns: string;
+  /** Deletes the namespace on a cluster that outlives the suite, then closes both. */
+  close(): Promise<void>;
+}
+
+export async function startClusterWithNamespace(
+  prefix: string,
+  log: Logger,
+): Promise<ClusterWithNamespace> {
+  const cluster = await startCluster();
+  const kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+  const ns = uniqueName(prefix);
+  await kube.resource(Namespaces).create({ metadata: { name: ns } });
+  return {
+    cluster,
+    kube,
+    ns,
+    close: async () => {
+      // The local control plane goes whole with its data directory.
+      if (cluster.kind !== 'local')
+        await kubectl(cluster, ['delete', 'namespace', ns, '--wait=false']);
+      kube.close();
+      await cluster.close();
+    },
+  };
+}
