@@ -1,7 +1,9 @@
 // Benchmark of the local control plane (issue 2): durable creates/s and updates/s from 16
 // concurrent keep-alive connections (autocannon, and wrk too when it is on the PATH), watch
 // delivery latency with 100 watchers, and RSS per stored object with 100,000 small objects.
-// The server runs in its own process.
+// The server runs in its own process. The same creates and watches then run against a bare
+// durable Node server (bench/support/durable-floor-server.ts): what this machine allows any
+// Node server that commits each write before answering, the yardstick for the goals.
 //   npm run bench:local-api            (BENCH_CREATES, BENCH_OBJECTS, BENCH_WRK_SECONDS to
 //                                       scale it; the server runs compiled unless
 //                                       BENCH_TSX=1; BENCH_NODE_FLAGS)
@@ -31,9 +33,9 @@ interface Server {
   dir: string;
 }
 
-async function startServer(): Promise<Server> {
+async function startServer(name = 'local-server'): Promise<Server> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-'));
-  const child = await support('local-server', [dir], { nodeArgs: ['--expose-gc'] });
+  const child = await support(name, [dir], { nodeArgs: ['--expose-gc'] });
   const lines = linesOf(child);
   const ready = await lines.next();
   const [, url, token, ca] = ready.split(' ');
@@ -140,19 +142,8 @@ async function cannon(
 }
 
 async function throughput(server: Server) {
-  await expectStatus(
-    call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } }),
-    201,
-  );
+  const creates = await createThroughput(server);
   const path = '/api/v1/namespaces/bench/configmaps';
-  const creates = await cannon(
-    server,
-    CREATES,
-    'POST',
-    () => path,
-    (i) => ({ metadata: { name: `c${i}` }, data: { v: 'x' } }),
-    'application/json',
-  );
   const updates = await cannon(
     server,
     CREATES,
@@ -162,6 +153,21 @@ async function throughput(server: Server) {
     'application/merge-patch+json',
   );
   return { creates, updates };
+}
+
+async function createThroughput(server: Server) {
+  await expectStatus(
+    call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } }),
+    201,
+  );
+  return cannon(
+    server,
+    CREATES,
+    'POST',
+    () => '/api/v1/namespaces/bench/configmaps',
+    (i) => ({ metadata: { name: `c${i}` }, data: { v: 'x' } }),
+    'application/json',
+  );
 }
 
 /**
@@ -316,6 +322,21 @@ try {
   } finally {
     await stopServer(second);
   }
+  const floorServer = await startServer('durable-floor-server');
+  let floor: {
+    creates: Awaited<ReturnType<typeof cannon>>;
+    byWrk: Awaited<ReturnType<typeof wrkThroughput>>;
+    latencies: number[];
+  };
+  try {
+    floor = {
+      creates: await createThroughput(floorServer),
+      byWrk: await wrkThroughput(floorServer, WRK_SECONDS),
+      latencies: await watchLatency(floorServer),
+    };
+  } finally {
+    await stopServer(floorServer);
+  }
   const perObject = (mem.after.rss - mem.before.rss - mem.jsonBytes) / OBJECTS;
   const rows: Array<[string, string, string]> = [
     [
@@ -347,6 +368,18 @@ try {
     [`RSS with ${OBJECTS} objects (MiB)`, (mem.after.rss / 2 ** 20).toFixed(1), ''],
     ['  JSON size of the objects (MiB)', (mem.jsonBytes / 2 ** 20).toFixed(1), ''],
     ['  RSS per object beyond its JSON (bytes)', perObject.toFixed(0), '<= 1536'],
+    ['floor: a bare durable Node server (no API logic)', '', ''],
+    ['  durable creates/s', floor.creates.perSecond.toFixed(0), ''],
+    [
+      '  durable creates/s from wrk',
+      floor.byWrk === undefined ? 'wrk not on the PATH' : floor.byWrk.creates.perSecond.toFixed(0),
+      '',
+    ],
+    [
+      '  watch delivery p50 / p99',
+      `${ms(percentile(floor.latencies, 50))} / ${ms(percentile(floor.latencies, 99))}`,
+      '',
+    ],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`\nlocal control plane benchmark (node ${process.version}, fsync on)\n`);
