@@ -71,6 +71,10 @@ export class ObjectCache<O extends Meta> {
     for (const [key, object] of this.objects) file(index, key, object);
   }
 
+  hasIndex(name: string): boolean {
+    return this.indexes.has(name);
+  }
+
   byIndex(name: string, value: string): O[] {
     const index = this.indexes.get(name);
     if (index === undefined) throw new Error(`no index named ${name}`);

@@ -5,6 +5,7 @@ import { ResourceClient, type ResourceType } from './client.js';
 import { type KubeConfig, loadKubeConfig } from './config.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { type Reviews, reviewsOver } from './reviews.js';
+import { SharedInformers } from './shared.js';
 import { Transport, type TransportStats } from './transport.js';
 
 export interface ConnectOptions {
@@ -25,6 +26,11 @@ export interface Kube {
   /** Requests and TCP connections so far: keep-alive keeps connections near the watch count. */
   readonly stats: TransportStats;
   resource<Spec, Status>(type: ResourceType<Spec, Status>): ResourceClient<Spec, Status>;
+  /**
+   * List+watch of a kind into a cache. Asked again for the same kind and options (without a
+   * logger of its own), it shares the first one's list+watch and cache (see ./shared.ts);
+   * each caller's stop() ends its own hold.
+   */
   informer<Spec, Status>(
     type: ResourceType<Spec, Status>,
     options?: Partial<InformerOptions>,
@@ -50,14 +56,17 @@ export async function connectWith(kc: KubeConfig, options: ConnectOptions): Prom
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
   });
   const context = kc.getContextObject(kc.getCurrentContext());
+  const informers = new SharedInformers(
+    (type, informerOptions) =>
+      new Informer(new ResourceClient(transport, type), { log: options.log, ...informerOptions }),
+  );
   return {
     server: transport.server,
     namespace: context?.namespace,
     stats: transport.stats,
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),
-    informer: (type, informerOptions = {}) =>
-      new Informer(new ResourceClient(transport, type), { log: options.log, ...informerOptions }),
+    informer: (type, informerOptions = {}) => informers.informer(type, informerOptions),
     close: () => transport.close(),
   };
 }

@@ -273,6 +273,59 @@ describe('kube informer', () => {
     await expect(informer.start()).rejects.toThrow(/stopped/);
   });
 
+  it('shares one list+watch and cache among callers asking for the same kind and options', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const options = { namespace: ns, labelSelector: 'shared=yes' };
+    const requests = kube.stats.requests;
+    const a = kube.informer(ConfigMaps, options);
+    const b = kube.informer(ConfigMaps, { labelSelector: 'shared=yes', namespace: ns });
+    const lean = kube.informer(ConfigMaps, { ...options, transform: leanObject });
+    expect(b.cache).toBe(a.cache);
+    expect(lean.cache).not.toBe(a.cache);
+    const byValue = (o: KubeObject) => [String((o as { data?: { v?: string } }).data?.v)];
+    a.addIndex('by-v', byValue);
+    b.addIndex('by-v', byValue); // the same index, named by both holders: kept once
+    const seenByA = record(a);
+    const seenByB = record(b);
+    await Promise.all([a.start(), b.start()]);
+    await until(() => a.isWatching());
+    expect(kube.stats.requests - requests).toBe(2); // one list, one watch
+
+    const shared = (name: string) => ({
+      metadata: { name, namespace: ns, labels: { shared: 'yes' } },
+      data: { v: name },
+    });
+    await configMaps.create(shared('shared-1'));
+    await until(() => seenByA.events.length === 1 && seenByB.events.length === 1);
+    expect(b.byIndex('by-v', 'shared-1').map((o) => o.metadata.name)).toEqual(['shared-1']);
+
+    // One holder's stop() detaches its listeners only: the other keeps following.
+    await a.stop();
+    await expect(a.start()).rejects.toThrow(/stopped/);
+    await configMaps.create(shared('shared-2'));
+    await until(() => seenByB.events.includes('add shared-2'));
+    expect(seenByA.events).toEqual(['add shared-1']);
+    expect(b.isWatching()).toBe(true);
+
+    // The last stop() stops the informer; the next caller gets a fresh one.
+    await b.stop();
+    expect(b.isWatching()).toBe(false);
+    const fresh = kube.informer(ConfigMaps, options);
+    const early = kube.informer(ConfigMaps, options);
+    expect(fresh.cache).not.toBe(b.cache);
+    // A holder stopped before the first list: its start() fails, the other's completes.
+    const freshStart = fresh.start();
+    const earlyStart = early.start();
+    await early.stop();
+    await expect(earlyStart).rejects.toThrow(/stopped before it synced/);
+    await freshStart;
+    expect(names(fresh.cache.list())).toEqual(['shared-1', 'shared-2']);
+    await fresh.stop();
+    await lean.stop();
+    expect(seenByA.errors).toEqual([]);
+    expect(seenByB.errors).toEqual([]);
+  });
+
   it('stop() before the first list ends start() with an error instead of hanging', async () => {
     const informer = kube.informer(ConfigMaps, { namespace: ns });
     const started = informer.start();
