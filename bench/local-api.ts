@@ -171,46 +171,54 @@ async function createThroughput(server: Server) {
 }
 
 /**
- * The same durable creates and updates from wrk (a C load generator, Debian's `wrk`), when it
- * is on the PATH: autocannon, in JavaScript, takes most of a core of the two this machine has,
- * so its figure is partly its own. Undefined without wrk.
+ * One wrk run of durable creates or updates (wrk, a C load generator, Debian's `wrk`; see
+ * bench/support/wrk-write.lua): autocannon, in JavaScript, takes most of a core of the two
+ * this machine has, so its figure is partly its own. Undefined when wrk is not on the PATH.
  */
-async function wrkThroughput(server: Server, seconds: number) {
+function wrk(
+  server: Server,
+  seconds: number,
+  mode: 'create' | 'update',
+  count = 0,
+): Promise<{ perSecond: number; requests: number } | undefined> {
   const script = join(import.meta.dirname, 'support', 'wrk-write.lua');
-  const run = (mode: 'create' | 'update', count: number) =>
-    new Promise<{ perSecond: number; requests: number } | undefined>((resolve, reject) => {
-      execFile(
-        'wrk',
-        ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, server.url.origin],
-        {
-          env: {
-            ...process.env,
-            TOKEN: server.token,
-            MODE: mode,
-            COUNT: String(count),
-            PREFIX: 'wrk',
-          },
+  return new Promise((resolve, reject) => {
+    execFile(
+      'wrk',
+      ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, server.url.origin],
+      {
+        env: {
+          ...process.env,
+          TOKEN: server.token,
+          MODE: mode,
+          COUNT: String(count),
+          PREFIX: 'wrk',
         },
-        (error, stdout) => {
-          if (error !== null) {
-            if ((error as NodeJS.ErrnoException).code === 'ENOENT') resolve(undefined);
-            else reject(error);
-            return;
-          }
-          if (/Non-2xx/.test(stdout)) {
-            reject(new Error(`wrk saw non-2xx answers:\n${stdout}`));
-            return;
-          }
-          const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
-          const total = /(\d+) requests in/.exec(stdout)?.[1];
-          resolve({ perSecond: Number(rate), requests: Number(total) });
-        },
-      );
-    });
-  const creates = await run('create', 0);
+      },
+      (error, stdout) => {
+        if (error !== null) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') resolve(undefined);
+          else reject(error);
+          return;
+        }
+        if (/Non-2xx/.test(stdout)) {
+          reject(new Error(`wrk saw non-2xx answers:\n${stdout}`));
+          return;
+        }
+        const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
+        const total = /(\d+) requests in/.exec(stdout)?.[1];
+        resolve({ perSecond: Number(rate), requests: Number(total) });
+      },
+    );
+  });
+}
+
+/** The durable creates, then updates of what they made, from wrk. Undefined without wrk. */
+async function wrkThroughput(server: Server, seconds: number) {
+  const creates = await wrk(server, seconds, 'create');
   if (creates === undefined) return undefined;
   // Each wrk thread names its objects wrk0-1, wrk0-2, ...: the updates go round those.
-  const updates = await run('update', creates.requests);
+  const updates = await wrk(server, seconds, 'update', creates.requests);
   if (updates === undefined) throw new Error('wrk went away between two runs');
   return { creates, updates };
 }
@@ -325,13 +333,13 @@ try {
   const floorServer = await startServer('durable-floor-server');
   let floor: {
     creates: Awaited<ReturnType<typeof cannon>>;
-    byWrk: Awaited<ReturnType<typeof wrkThroughput>>;
+    byWrk: Awaited<ReturnType<typeof wrk>>;
     latencies: number[];
   };
   try {
     floor = {
       creates: await createThroughput(floorServer),
-      byWrk: await wrkThroughput(floorServer, WRK_SECONDS),
+      byWrk: await wrk(floorServer, WRK_SECONDS, 'create'),
       latencies: await watchLatency(floorServer),
     };
   } finally {
@@ -372,7 +380,7 @@ try {
     ['  durable creates/s', floor.creates.perSecond.toFixed(0), ''],
     [
       '  durable creates/s from wrk',
-      floor.byWrk === undefined ? 'wrk not on the PATH' : floor.byWrk.creates.perSecond.toFixed(0),
+      floor.byWrk === undefined ? 'wrk not on the PATH' : floor.byWrk.perSecond.toFixed(0),
       '',
     ],
     [

@@ -57,8 +57,11 @@ export class SharedInformers {
     if (log !== undefined) return undefined;
     let transformId = 0;
     if (transform !== undefined) {
-      transformId = this.transformIds.get(transform) ?? this.nextTransformId++;
-      this.transformIds.set(transform, transformId);
+      transformId = this.transformIds.get(transform) ?? 0;
+      if (transformId === 0) {
+        transformId = this.nextTransformId++;
+        this.transformIds.set(transform, transformId);
+      }
     }
     // The rest is plain data (selectors, periods, backoff); sorted, so key order does not matter.
     const sorted = Object.fromEntries(Object.entries(plain).sort(([a], [b]) => (a < b ? -1 : 1)));
