@@ -78,24 +78,24 @@ const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) =
   });
   req.on('end', () => {
     const input = JSON.parse(body) as { metadata?: Record<string, unknown> };
-    let path = url.pathname;
-    let object: Record<string, unknown>;
-    if (req.method === 'PATCH') {
-      object = { ...objects.get(path), ...input };
-    } else {
-      path = `${path}/${String(input.metadata?.name)}`;
-      object = { ...input, metadata: { ...input.metadata, uid: randomUUID() } };
-      (object.metadata as Record<string, unknown>).creationTimestamp = new Date().toISOString();
-    }
-    (object.metadata as Record<string, unknown>) = {
-      ...(object.metadata as Record<string, unknown>),
-      resourceVersion: String(++revision),
+    const patch = req.method === 'PATCH';
+    const path = patch ? url.pathname : `${url.pathname}/${String(input.metadata?.name)}`;
+    const previous = patch ? objects.get(path) : undefined;
+    const object: Record<string, unknown> = {
+      ...previous,
+      ...input,
+      metadata: {
+        ...(previous?.metadata as Record<string, unknown> | undefined),
+        ...input.metadata,
+        ...(patch ? {} : { uid: randomUUID(), creationTimestamp: new Date().toISOString() }),
+        resourceVersion: String(++revision),
+      },
     };
     objects.set(path, object);
     const json = commit(object, () => {
-      res.writeHead(req.method === 'PATCH' ? 200 : 201, { 'content-type': 'application/json' });
+      res.writeHead(patch ? 200 : 201, { 'content-type': 'application/json' });
       res.end(json);
-      if (req.method !== 'PATCH') return;
+      if (!patch) return;
       const line = `{"type":"MODIFIED","object":${json}}\n`;
       for (const watcher of watchers.get(collectionOf(path)) ?? []) watcher.write(line);
     });
