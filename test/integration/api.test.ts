@@ -667,8 +667,9 @@ describe('watch', () => {
     // Each TLS record the server writes reaches the socket as one 'data' event.
     const records: string[] = [];
     socket.on('data', (chunk: Buffer) => records.push(chunk.toString()));
+    const from = (await call('GET', cms)).json.metadata.resourceVersion;
     socket.write(
-      `GET ${cms}?watch=true&labelSelector=group%3Dg&resourceVersion=${(await call('GET', cms)).json.metadata.resourceVersion} HTTP/1.1\r\n` +
+      `GET ${cms}?watch=true&labelSelector=group%3Dg&resourceVersion=${from} HTTP/1.1\r\n` +
         `Host: localhost\r\nAuthorization: Bearer ${plane.token}\r\n\r\n`,
     );
     while (records.length === 0) await new Promise((r) => setTimeout(r, 10));
