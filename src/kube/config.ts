@@ -1,8 +1,12 @@
-// Where the operator finds its cluster: an explicit kubeconfig, KUBECONFIG or ~/.kube/config,
-// else the pod's service account (in-cluster).
-import { KubeConfig } from '@kubernetes/client-node';
-
-export type { KubeConfig };
+// Where the operator finds its cluster and how it proves who it is: an explicit kubeconfig,
+// KUBECONFIG or ~/.kube/config, else the pod's service account, as client-node's KubeConfig
+// reads them. KubeConfig is loaded in a worker thread: its module pulls in client-node's whole
+// generated API (~60 MiB of RSS) of which we use nothing, and that memory leaves with the
+// worker. The worker stays only for an exec or auth-provider plugin that must be asked again.
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 export interface LoadKubeConfigOptions {
   /** A kubeconfig file to use; wins over KUBECONFIG and the default file. */
@@ -11,17 +15,129 @@ export interface LoadKubeConfigOptions {
   readonly context?: string;
 }
 
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
+/** TLS options of a connection to the API server (node:tls names). */
+export interface TlsMaterial {
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  pfx?: string | Buffer;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+/** What a connection to the cluster needs from the kubeconfig. */
+export interface ClusterAccess {
+  readonly server: string;
+  /** The namespace of the context (the pod's, in a cluster), if it names one. */
+  readonly namespace: string | undefined;
+  readonly tls: TlsMaterial;
+  /** Auth headers as first read. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Reads the credentials again (a plugin, a rotated token file); absent when they are fixed. */
+  readonly refresh: (() => Promise<Record<string, string>>) | undefined;
+  /** Ends the plugin's worker, if one is kept. */
+  close(): void;
+}
+
+/** What the worker reads off one `applyToHTTPSOptions`. */
+interface Material extends TlsMaterial {
+  headers: Record<string, string>;
+  auth?: string;
+}
+
+type Loaded =
+  | {
+      readonly ok: true;
+      readonly cluster: { readonly name: string; readonly server: string } | undefined;
+      readonly namespace: string | undefined;
+      /** An auth provider that only reads a token file (in-cluster): re-read here, no plugin. */
+      readonly tokenFile: string | undefined;
+      /** An exec or auth-provider plugin: the worker stays to be asked again. */
+      readonly plugin: boolean;
+      readonly material: Material;
+    }
+  | { readonly ok: false; readonly error: string };
+
+type Refreshed = { readonly id: number; readonly material?: Material; readonly error?: string };
+
+// Plain JavaScript run by the worker (as a CommonJS script): a string, because a test
+// runner's transform of our own modules would rewrite the import() in a function's source.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const flat = (value) => (Array.isArray(value) ? value.join(', ') : String(value));
+async function main() {
+  const { KubeConfig } = await import(workerData.clientNode);
   const kc = new KubeConfig();
-  if (options.path !== undefined && options.path !== '') {
-    kc.loadFromFile(options.path);
-  } else {
-    // KUBECONFIG, then ~/.kube/config, then the service account (loadFromCluster).
-    kc.loadFromDefault();
-  }
-  if (options.context !== undefined) kc.setCurrentContext(options.context);
+  if (workerData.path) kc.loadFromFile(workerData.path);
+  else kc.loadFromDefault();
+  if (workerData.context) kc.setCurrentContext(workerData.context);
+  const ask = async () => {
+    const o = { headers: {} };
+    await kc.applyToHTTPSOptions(o);
+    // A per-call agent (or a proxy's) that the operator's own pool replaces.
+    o.agent?.destroy?.();
+    const m = { headers: {} };
+    for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) m.headers[k] = flat(v);
+    for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'auth']) {
+      if (o[k] !== undefined) m[k] = o[k];
+    }
+    return m;
+  };
   const cluster = kc.getCurrentCluster();
-  if (cluster === null || cluster.server === '') {
+  const user = kc.getCurrentUser();
+  const tokenFile = user?.exec === undefined ? user?.authProvider?.config?.tokenFile : undefined;
+  const plugin = user?.exec !== undefined || (user?.authProvider !== undefined && tokenFile === undefined);
+  parentPort.postMessage({
+    ok: true,
+    cluster: cluster === null ? undefined : { name: cluster.name, server: cluster.server },
+    namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
+    tokenFile,
+    plugin,
+    material: await ask(),
+  });
+  if (!plugin) return;
+  parentPort.on('message', (id) => {
+    ask().then(
+      (material) => parentPort.postMessage({ id, material }),
+      (error) => parentPort.postMessage({ id, error: String(error?.message ?? error) }),
+    );
+  });
+}
+main().catch((error) => parentPort.postMessage({ ok: false, error: String(error?.message ?? error) }));
+`;
+
+/** Reads the kubeconfig (or the in-cluster config) into what a connection needs. */
+export async function loadClusterAccess(
+  options: LoadKubeConfigOptions = {},
+): Promise<ClusterAccess> {
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: {
+      clientNode: pathToFileURL(createRequire(import.meta.url).resolve('@kubernetes/client-node'))
+        .href,
+      path: options.path !== '' ? options.path : undefined,
+      context: options.context,
+    },
+    // The parent's flags (a profiler, a heap limit) are not the loader's business.
+    execArgv: [],
+  });
+  worker.unref();
+  let loaded: Loaded;
+  try {
+    loaded = await new Promise<Loaded>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the kubeconfig loader exited (${code})`)));
+    });
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  if (!loaded.ok || !loaded.plugin) await worker.terminate();
+  if (!loaded.ok) throw new Error(`kubeconfig: ${loaded.error}`);
+  const cluster = loaded.cluster;
+  if (cluster === undefined || cluster.server === '') {
     throw new Error('no cluster in the kubeconfig: set KUBECONFIG or pass a kubeconfig path');
   }
   // loadFromDefault's last resort is an unauthenticated http://localhost:8080: an operator
@@ -29,5 +145,73 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   if (cluster.name === 'cluster' && cluster.server === 'http://localhost:8080') {
     throw new Error('no kubeconfig found and not running in a cluster');
   }
-  return kc;
+  const { headers, auth, ...tls } = loaded.material;
+  return {
+    server: cluster.server,
+    namespace: loaded.namespace,
+    tls: buffers(tls),
+    headers: withBasicAuth(headers, auth),
+    refresh: loaded.plugin
+      ? pluginRefresh(worker)
+      : loaded.tokenFile !== undefined
+        ? tokenFileRefresh(loaded.tokenFile, headers)
+        : undefined,
+    close: () => {
+      if (loaded.ok && loaded.plugin) worker.terminate().catch(() => {});
+    },
+  };
+}
+
+/** Asks the worker's KubeConfig again: it runs the plugin when its credentials expire. */
+function pluginRefresh(worker: Worker): () => Promise<Record<string, string>> {
+  let next = 0;
+  const waiting = new Map<number, (answer: Refreshed) => void>();
+  worker.on('message', (answer: Refreshed) => {
+    waiting.get(answer.id)?.(answer);
+    waiting.delete(answer.id);
+  });
+  return () =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, (answer) => {
+        if (answer.material === undefined) {
+          reject(new Error(`kubeconfig credentials: ${answer.error ?? 'no answer'}`));
+        } else {
+          resolve(withBasicAuth(answer.material.headers, answer.material.auth));
+        }
+      });
+      worker.postMessage(id);
+    });
+}
+
+/**
+ * The service account's token is rotated on disk by the kubelet: read again on each refresh,
+ * as client-node's and client-go's token-file auth do.
+ */
+function tokenFileRefresh(
+  path: string,
+  first: Readonly<Record<string, string>>,
+): () => Promise<Record<string, string>> {
+  return async () => {
+    const token = await readFile(path, 'utf8');
+    return token === '' ? { ...first } : { ...first, Authorization: `Bearer ${token}` };
+  };
+}
+
+function withBasicAuth(
+  headers: Readonly<Record<string, string>>,
+  auth: string | undefined,
+): Record<string, string> {
+  if (auth === undefined || headers.Authorization !== undefined) return { ...headers };
+  return { ...headers, Authorization: `Basic ${Buffer.from(auth).toString('base64')}` };
+}
+
+/** Bytes come back from a worker as Uint8Array: node:tls wants Buffers. */
+function buffers(tls: TlsMaterial): TlsMaterial {
+  const out: TlsMaterial = { ...tls };
+  for (const key of ['ca', 'cert', 'key', 'pfx'] as const) {
+    const value = out[key];
+    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) out[key] = Buffer.from(value);
+  }
+  return out;
 }

@@ -20,7 +20,7 @@ export {
   type ResourceType,
   type WriteOptions,
 } from './client.js';
-export { type LoadKubeConfigOptions, loadKubeConfig } from './config.js';
+export type { LoadKubeConfigOptions } from './config.js';
 export {
   isAlreadyExists,
   isConflict,

@@ -2,7 +2,7 @@
 // informers made on it.
 import type { Logger } from 'pino';
 import { ResourceClient, type ResourceType } from './client.js';
-import { type KubeConfig, loadKubeConfig } from './config.js';
+import { loadClusterAccess } from './config.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { type Reviews, reviewsOver } from './reviews.js';
 import { SharedInformers } from './shared.js';
@@ -42,27 +42,22 @@ export interface Kube {
 }
 
 export async function connect(options: ConnectOptions): Promise<Kube> {
-  const kc = loadKubeConfig({
+  const access = await loadClusterAccess({
     ...(options.kubeconfigPath !== undefined ? { path: options.kubeconfigPath } : {}),
     ...(options.context !== undefined ? { context: options.context } : {}),
   });
-  return connectWith(kc, options);
-}
-
-export async function connectWith(kc: KubeConfig, options: ConnectOptions): Promise<Kube> {
-  const transport = await Transport.fromKubeConfig(kc, {
+  const transport = Transport.connect(access, {
     log: options.log,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
   });
-  const context = kc.getContextObject(kc.getCurrentContext());
   const informers = new SharedInformers(
     (type, informerOptions) =>
       new Informer(new ResourceClient(transport, type), { log: options.log, ...informerOptions }),
   );
   return {
     server: transport.server,
-    namespace: context?.namespace,
+    namespace: access.namespace,
     stats: transport.stats,
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),

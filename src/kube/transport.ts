@@ -1,11 +1,9 @@
 // HTTP to one API server: one keep-alive connection pool (undici: about a third less CPU per
 // request than node:https), auth headers from the kubeconfig, JSON bodies, typed errors,
 // per-request deadlines, and newline-delimited JSON watch streams.
-import { Agent as HttpAgent } from 'node:http';
-import type { AgentOptions, RequestOptions as HttpsRequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type Dispatcher, Pool } from 'undici';
+import type { ClusterAccess } from './config.js';
 import { KubeApiError, KubeTransportError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -69,31 +67,27 @@ interface Response {
 
 export class Transport {
   readonly stats: TransportStats = { requests: 0, connections: 0 };
-  private cachedHeaders: Record<string, string> | undefined;
+  private cachedHeaders: Record<string, string>;
   private cachedUntil = 0;
   private refreshing: Promise<Record<string, string>> | undefined;
   private closed = false;
 
   private constructor(
-    private readonly kc: KubeConfig,
+    private readonly access: ClusterAccess,
     private readonly base: URL,
     private readonly pool: Pool,
-    private readonly staticAuth: boolean,
     private readonly options: TransportOptions,
-  ) {}
+  ) {
+    this.cachedHeaders = { ...access.headers };
+    this.cachedUntil = Date.now() + (options.dynamicAuthTtlMs ?? DEFAULT_DYNAMIC_AUTH_TTL_MS);
+  }
 
-  /** Builds the one connection pool of this cluster from the kubeconfig's TLS material. */
-  static async fromKubeConfig(kc: KubeConfig, options: TransportOptions): Promise<Transport> {
-    const cluster = kc.getCurrentCluster();
-    if (cluster === null) throw new Error('the kubeconfig has no current cluster');
-    const base = new URL(cluster.server);
-    const material: HttpsRequestOptions = {};
-    // Fills ca/cert/key/headers; the agent it also makes is per call, so it is dropped here.
-    await kc.applyToHTTPSOptions(material);
-    if (material.agent instanceof HttpAgent) material.agent.destroy();
+  /** Builds the one connection pool of this cluster from its TLS material. */
+  static connect(access: ClusterAccess, options: TransportOptions): Transport {
+    const base = new URL(access.server);
     const pool = new Pool(base.origin, {
       connect: {
-        ...(base.protocol === 'https:' ? tlsOf(material) : {}),
+        ...(base.protocol === 'https:' ? access.tls : {}),
         // TCP keep-alive probes find a dead peer behind an idle watch.
         keepAlive: true,
         keepAliveInitialDelay: 30_000,
@@ -102,15 +96,10 @@ export class Transport {
       connections: null,
       pipelining: 1,
     });
-    const user = kc.getCurrentUser();
-    const staticAuth =
-      user === null || (user.authProvider === undefined && user.exec === undefined);
-    const transport = new Transport(kc, base, pool, staticAuth, options);
+    const transport = new Transport(access, base, pool, options);
     pool.on('connect', () => {
       transport.stats.connections++;
     });
-    transport.cachedHeaders = headersOf(material);
-    transport.cachedUntil = Date.now() + (options.dynamicAuthTtlMs ?? DEFAULT_DYNAMIC_AUTH_TTL_MS);
     return transport;
   }
 
@@ -208,6 +197,7 @@ export class Transport {
   close(): void {
     this.closed = true;
     this.pool.destroy().catch(ignore);
+    this.access.close();
   }
 
   private async send(
@@ -275,17 +265,13 @@ export class Transport {
     return url;
   }
 
-  /** Static tokens and client certificates are read once; plugins are asked again after a TTL. */
+  /** Fixed credentials are read once; a plugin or a token file is asked again after a TTL. */
   private async authHeaders(): Promise<Record<string, string>> {
-    if (this.cachedHeaders !== undefined && (this.staticAuth || Date.now() < this.cachedUntil)) {
-      return this.cachedHeaders;
-    }
+    const refresh = this.access.refresh;
+    if (refresh === undefined || Date.now() < this.cachedUntil) return this.cachedHeaders;
     this.refreshing ??= (async () => {
       try {
-        const fresh: HttpsRequestOptions = {};
-        await this.kc.applyToHTTPSOptions(fresh);
-        if (fresh.agent instanceof HttpAgent) fresh.agent.destroy();
-        this.cachedHeaders = headersOf(fresh);
+        this.cachedHeaders = await refresh();
         this.cachedUntil =
           Date.now() + (this.options.dynamicAuthTtlMs ?? DEFAULT_DYNAMIC_AUTH_TTL_MS);
         return this.cachedHeaders;
@@ -380,31 +366,6 @@ function transportError(error: unknown, path: string): Error {
 function systemCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-function headersOf(options: HttpsRequestOptions): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(options.headers ?? {})) {
-    if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
-  if (typeof options.auth === 'string' && headers.Authorization === undefined) {
-    headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-  }
-  return headers;
-}
-
-function tlsOf(material: HttpsRequestOptions): AgentOptions {
-  const out: AgentOptions = {};
-  if (material.ca !== undefined) out.ca = material.ca;
-  if (material.cert !== undefined) out.cert = material.cert;
-  if (material.key !== undefined) out.key = material.key;
-  if (material.pfx !== undefined) out.pfx = material.pfx;
-  if (material.passphrase !== undefined) out.passphrase = material.passphrase;
-  if (material.rejectUnauthorized !== undefined) {
-    out.rejectUnauthorized = material.rejectUnauthorized;
-  }
-  if (material.servername !== undefined) out.servername = material.servername;
-  return out;
 }
 
 function parseJson(text: string): unknown {

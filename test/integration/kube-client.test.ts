@@ -27,6 +27,10 @@ import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/
 
 const log = silentLogger();
 
+interface KubeconfigYaml {
+  users: { user: { token?: string } & Record<string, unknown> }[];
+}
+
 function scopeSpec(name: string) {
   return { name, type: 'serverless' as const, application_id: 1, requested_spec: {} };
 }
@@ -357,6 +361,94 @@ describe('kube client', () => {
     } finally {
       fresh.close();
     }
+  });
+
+  describe('credentials from the kubeconfig', () => {
+    let dir: string;
+    let token: string | undefined;
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'nrn-kube-credentials-'));
+      const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as KubeconfigYaml;
+      token = config.users[0]?.user.token;
+    });
+    afterAll(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    /** The cluster's kubeconfig with its user's credentials replaced by `user`. */
+    async function kubeconfigWith(user: Record<string, unknown>): Promise<string> {
+      const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as KubeconfigYaml;
+      for (const entry of config.users) entry.user = user;
+      const path = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
+      await writeFile(path, stringifyYaml(config), { mode: 0o600 });
+      return path;
+    }
+
+    it('runs an exec plugin for its token, and asks it again after a 401', async ({ skip }) => {
+      if (token === undefined) skip("the cluster's kubeconfig has no bearer token to hand out");
+      const calls = join(dir, 'exec-calls');
+      const credential = (value: string) =>
+        JSON.stringify({
+          apiVersion: 'client.authentication.k8s.io/v1',
+          kind: 'ExecCredential',
+          status: { token: value },
+        });
+      // The first answer is a token the server refuses; every later one is good.
+      const script = [
+        "const fs = require('node:fs');",
+        `const first = !fs.existsSync(${JSON.stringify(calls)});`,
+        `fs.appendFileSync(${JSON.stringify(calls)}, 'x');`,
+        `process.stdout.write(first ? ${JSON.stringify(credential('not-the-token'))} : ${JSON.stringify(credential(token ?? ''))});`,
+      ].join(' ');
+      const kube = await connect({
+        kubeconfigPath: await kubeconfigWith({
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: ['-e', script],
+            interactiveMode: 'Never',
+          },
+        }),
+        log,
+      });
+      try {
+        const refused = await apiError(kube.resource(Namespaces).get({ name: 'default' }));
+        expect(refused.code).toBe(401);
+        const ns = await kube.resource(Namespaces).get({ name: 'default' });
+        expect(ns.metadata.name).toBe('default');
+        expect(await readFile(calls, 'utf8')).toBe('xx');
+      } finally {
+        kube.close();
+      }
+    });
+
+    it('reads a token file again once the API server refuses its token', async ({ skip }) => {
+      if (token === undefined) skip("the cluster's kubeconfig has no bearer token to hand out");
+      const tokenFile = join(dir, 'token');
+      await writeFile(tokenFile, 'not-the-token');
+      const kube = await connect({
+        kubeconfigPath: await kubeconfigWith({
+          'auth-provider': { name: 'token-file', config: { tokenFile } },
+        }),
+        log,
+      });
+      try {
+        const refused = await apiError(kube.resource(Namespaces).get({ name: 'default' }));
+        expect(refused.code).toBe(401);
+        // As the kubelet rotates a service account token: the next request reads it anew.
+        await writeFile(tokenFile, token ?? '');
+        const ns = await kube.resource(Namespaces).get({ name: 'default' });
+        expect(ns.metadata.name).toBe('default');
+      } finally {
+        kube.close();
+      }
+    });
+
+    it('names the kubeconfig file that cannot be read', async () => {
+      const missing = join(dir, 'no-such-kubeconfig');
+      await expect(connect({ kubeconfigPath: missing, log })).rejects.toThrow(missing);
+    });
   });
 
   describe('transport failures', () => {
