@@ -216,8 +216,11 @@ export async function commitStatus<Spec, Status>(
 
 /** Events waiting to be written at most; past it they are dropped (client-go keeps 1,000). */
 export const MAX_QUEUED_EVENTS = 1_000;
-/** Event writes in flight at once. */
-const EVENT_WRITERS = 8;
+/**
+ * Event writes in flight at once: half the scope workers, as each new scope records two
+ * Events; fewer drop Events in a burst (ADR 0010).
+ */
+const EVENT_WRITERS = 32;
 
 /**
  * Writes core/v1 Events about our objects, as client-go's recorder does: record() queues the
