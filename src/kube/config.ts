@@ -107,10 +107,46 @@ async function main() {
 main().catch((error) => parentPort.postMessage({ ok: false, error: String(error?.message ?? error) }));
 `;
 
+/** How long a plugin may take to answer before the request that waits for it fails. */
+const PLUGIN_TIMEOUT_MS = 60_000;
+
 /** Reads the kubeconfig (or the in-cluster config) into what a connection needs. */
 export async function loadClusterAccess(
   options: LoadKubeConfigOptions = {},
 ): Promise<ClusterAccess> {
+  const { loaded, worker } = await startLoader(options);
+  const cluster = loaded.cluster;
+  if (cluster === undefined || cluster.server === '') {
+    await worker?.terminate();
+    throw new Error('no cluster in the kubeconfig: set KUBECONFIG or pass a kubeconfig path');
+  }
+  // loadFromDefault's last resort is an unauthenticated http://localhost:8080: an operator
+  // talking to that is misconfigured, so say so instead of failing on every request.
+  if (cluster.name === 'cluster' && cluster.server === 'http://localhost:8080') {
+    await worker?.terminate();
+    throw new Error('no kubeconfig found and not running in a cluster');
+  }
+  const { headers, auth, ...tls } = loaded.material;
+  const plugin = worker !== undefined ? new PluginCredentials(worker, options) : undefined;
+  return {
+    server: cluster.server,
+    namespace: loaded.namespace,
+    tls: buffers(tls),
+    headers: withBasicAuth(headers, auth),
+    refresh:
+      plugin !== undefined
+        ? () => plugin.refresh()
+        : loaded.tokenFile !== undefined
+          ? tokenFileRefresh(loaded.tokenFile, headers)
+          : undefined,
+    close: () => plugin?.close(),
+  };
+}
+
+/** Runs KubeConfig in a worker: its first answer, and the worker if a plugin keeps it. */
+async function startLoader(
+  options: LoadKubeConfigOptions,
+): Promise<{ loaded: Extract<Loaded, { ok: true }>; worker: Worker | undefined }> {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {
@@ -136,52 +172,73 @@ export async function loadClusterAccess(
   }
   if (!loaded.ok || !loaded.plugin) await worker.terminate();
   if (!loaded.ok) throw new Error(`kubeconfig: ${loaded.error}`);
-  const cluster = loaded.cluster;
-  if (cluster === undefined || cluster.server === '') {
-    throw new Error('no cluster in the kubeconfig: set KUBECONFIG or pass a kubeconfig path');
-  }
-  // loadFromDefault's last resort is an unauthenticated http://localhost:8080: an operator
-  // talking to that is misconfigured, so say so instead of failing on every request.
-  if (cluster.name === 'cluster' && cluster.server === 'http://localhost:8080') {
-    throw new Error('no kubeconfig found and not running in a cluster');
-  }
-  const { headers, auth, ...tls } = loaded.material;
-  return {
-    server: cluster.server,
-    namespace: loaded.namespace,
-    tls: buffers(tls),
-    headers: withBasicAuth(headers, auth),
-    refresh: loaded.plugin
-      ? pluginRefresh(worker)
-      : loaded.tokenFile !== undefined
-        ? tokenFileRefresh(loaded.tokenFile, headers)
-        : undefined,
-    close: () => {
-      if (loaded.ok && loaded.plugin) worker.terminate().catch(() => {});
-    },
-  };
+  return { loaded, worker: loaded.plugin ? worker : undefined };
 }
 
-/** Asks the worker's KubeConfig again: it runs the plugin when its credentials expire. */
-function pluginRefresh(worker: Worker): () => Promise<Record<string, string>> {
-  let next = 0;
-  const waiting = new Map<number, (answer: Refreshed) => void>();
-  worker.on('message', (answer: Refreshed) => {
-    waiting.get(answer.id)?.(answer);
-    waiting.delete(answer.id);
-  });
-  return () =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, (answer) => {
-        if (answer.material === undefined) {
-          reject(new Error(`kubeconfig credentials: ${answer.error ?? 'no answer'}`));
-        } else {
-          resolve(withBasicAuth(answer.material.headers, answer.material.auth));
-        }
+/**
+ * Asks the worker's KubeConfig again (it runs the plugin once its credentials expire). A
+ * worker that has died is started anew, which reads the kubeconfig afresh.
+ */
+class PluginCredentials {
+  private worker: Worker | undefined;
+  private next = 0;
+  private closed = false;
+  private readonly waiting = new Map<number, (answer: Refreshed) => void>();
+
+  constructor(
+    worker: Worker,
+    private readonly options: LoadKubeConfigOptions,
+  ) {
+    this.attach(worker);
+  }
+
+  async refresh(): Promise<Record<string, string>> {
+    if (this.closed) throw new Error('kubeconfig credentials: closed');
+    const worker = this.worker;
+    if (worker === undefined) {
+      const { loaded, worker: fresh } = await startLoader(this.options);
+      if (fresh !== undefined) this.attach(fresh);
+      return withBasicAuth(loaded.material.headers, loaded.material.auth);
+    }
+    const answer = await new Promise<Refreshed>((resolve) => {
+      const id = this.next++;
+      const timer = setTimeout(
+        () => this.settle({ id, error: `no answer within ${PLUGIN_TIMEOUT_MS} ms` }),
+        PLUGIN_TIMEOUT_MS,
+      );
+      timer.unref();
+      this.waiting.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
       });
       worker.postMessage(id);
     });
+    if (answer.material === undefined) {
+      throw new Error(`kubeconfig credentials: ${answer.error ?? 'no answer'}`);
+    }
+    return withBasicAuth(answer.material.headers, answer.material.auth);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.worker?.terminate().catch(() => {});
+  }
+
+  private attach(worker: Worker): void {
+    this.worker = worker;
+    worker.on('message', (answer: Refreshed) => this.settle(answer));
+    worker.once('exit', () => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const id of [...this.waiting.keys()]) {
+        this.settle({ id, error: 'the kubeconfig loader stopped' });
+      }
+    });
+  }
+
+  private settle(answer: Refreshed): void {
+    this.waiting.get(answer.id)?.(answer);
+    this.waiting.delete(answer.id);
+  }
 }
 
 /**
