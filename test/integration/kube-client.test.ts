@@ -363,6 +363,22 @@ describe('kube client', () => {
     }
   });
 
+  it('bounds the connections of requests, however many are in flight', async () => {
+    const fresh = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    try {
+      const namespaces = fresh.resource(Namespaces);
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, () => namespaces.get({ name: 'default' })),
+      );
+      expect(answers.every((ns) => ns.metadata.name === 'default')).toBe(true);
+      expect(fresh.stats.requests).toBe(300);
+      expect(fresh.stats.connections).toBeGreaterThan(1);
+      expect(fresh.stats.connections).toBeLessThanOrEqual(128);
+    } finally {
+      fresh.close();
+    }
+  });
+
   describe('credentials from the kubeconfig', () => {
     let dir: string;
     let token: string | undefined;
