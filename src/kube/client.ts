@@ -266,7 +266,15 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
     object: ObjectInput<Spec, Status>,
     options: ApplyOptions,
   ): Promise<KubeObject<Spec, Status>> {
-    return this.sendApply(object, '', options);
+    return this.parse(await this.sendApply(object, '', options, false));
+  }
+
+  /**
+   * apply, for a caller that has no use for the answer (a child it follows through an
+   * informer): the answer is neither parsed nor checked. Errors are as apply's.
+   */
+  async applyAndForget(object: ObjectInput<Spec, Status>, options: ApplyOptions): Promise<void> {
+    await this.sendApply(object, '', options, true);
   }
 
   /** Merge patch of /status: the server leaves spec and metadata alone. */
@@ -282,7 +290,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
     object: ObjectInput<Spec, Status>,
     options: ApplyOptions,
   ): Promise<KubeObject<Spec, Status>> {
-    return this.sendApply(object, '/status', options);
+    return this.parse(await this.sendApply(object, '/status', options, false));
   }
 
   async replaceStatus(
@@ -436,12 +444,13 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
     return this.parse(raw);
   }
 
-  private async sendApply(
+  private sendApply(
     object: ObjectInput<Spec, Status>,
     subresource: '' | '/status',
     options: ApplyOptions,
-  ): Promise<KubeObject<Spec, Status>> {
-    const raw = await this.transport.request({
+    discardAnswer: boolean,
+  ): Promise<unknown> {
+    return this.transport.request({
       method: 'PATCH',
       path: `${this.path(this.namespaceOf(object), nameOf(object))}${subresource}`,
       query: {
@@ -451,8 +460,8 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       },
       body: this.withTypeMeta(object),
       contentType: CONTENT_TYPES.apply,
+      discardAnswer,
     });
-    return this.parse(raw);
   }
 
   private withTypeMeta(object: ObjectInput<Spec, Status>): ObjectInput<Spec, Status> {

@@ -337,6 +337,23 @@ describe('kube client', () => {
     );
     expect(again.code).toBe(409);
     expect(again.reason).toBe('AlreadyExists');
+
+    // Applied without reading the answer; a conflict with another manager refused as apply's.
+    await expect(
+      configMaps.applyAndForget(
+        { metadata: { name: 'quiet', namespace: ns }, data: { q: '2' } },
+        { fieldManager: 'quiet-owner', force: true },
+      ),
+    ).resolves.toBeUndefined();
+    expect((await configMaps.get({ namespace: ns, name: 'quiet' })).data).toEqual({ q: '2' });
+    const conflict = await apiError(
+      configMaps.applyAndForget(
+        { metadata: { name: 'quiet', namespace: ns }, data: { q: '3' } },
+        { fieldManager: 'someone-else' },
+      ),
+    );
+    expect(conflict.code).toBe(409);
+    expect(conflict.reason).toBe('Conflict');
   });
 
   it('reuses one keep-alive connection for sequential requests', async () => {

@@ -293,10 +293,11 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     return undefined;
   }
 
-  private apply(child: KubeObject): Promise<unknown> {
+  /** The answer is not read: the child's informer brings what the API server made of it. */
+  private apply(child: KubeObject): Promise<void> {
     const client = this.clients[child.kind];
     if (client === undefined) return Promise.resolve();
-    return client.apply(child, { fieldManager: FIELD_MANAGER, force: true });
+    return client.applyAndForget(child, { fieldManager: FIELD_MANAGER, force: true });
   }
 
   /** The child is in the caches with the current spec hash: nothing to write. */
