@@ -1,12 +1,13 @@
 // Where the operator finds its cluster and how it proves who it is: an explicit kubeconfig,
 // KUBECONFIG or ~/.kube/config, else the pod's service account, as client-node's KubeConfig
-// reads them. KubeConfig is loaded in a worker thread: its module pulls in client-node's whole
-// generated API (~60 MiB of RSS) of which we use nothing, and that memory leaves with the
-// worker. The worker stays only for an exec or auth-provider plugin that must be asked again.
+// reads them. KubeConfig is loaded in a child process (the loader): its module pulls in
+// client-node's whole generated API (~60 MiB of RSS) of which we use nothing, and that memory
+// leaves with the loader (a worker thread left ~26 MiB of it behind in the process). The
+// loader stays only for an exec or auth-provider plugin that must be asked again.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 
 export interface LoadKubeConfigOptions {
   /** A kubeconfig file to use; wins over KUBECONFIG and the default file. */
@@ -36,11 +37,11 @@ export interface ClusterAccess {
   readonly headers: Readonly<Record<string, string>>;
   /** Reads the credentials again (a plugin, a rotated token file); absent when they are fixed. */
   readonly refresh: (() => Promise<Record<string, string>>) | undefined;
-  /** Ends the plugin's worker, if one is kept. */
+  /** Ends the plugin's loader, if one is kept. */
   close(): void;
 }
 
-/** What the worker reads off one `applyToHTTPSOptions`. */
+/** What the loader reads off one `applyToHTTPSOptions`. */
 interface Material extends TlsMaterial {
   headers: Record<string, string>;
   auth?: string;
@@ -53,7 +54,7 @@ type Loaded =
       readonly namespace: string | undefined;
       /** An auth provider that only reads a token file (in-cluster): re-read here, no plugin. */
       readonly tokenFile: string | undefined;
-      /** An exec or auth-provider plugin: the worker stays to be asked again. */
+      /** An exec or auth-provider plugin: the loader stays to be asked again. */
       readonly plugin: boolean;
       readonly material: Material;
     }
@@ -61,17 +62,20 @@ type Loaded =
 
 type Refreshed = { readonly id: number; readonly material?: Material; readonly error?: string };
 
-// Plain JavaScript run by the worker (as a CommonJS script): a string, because a test
-// runner's transform of our own modules would rewrite the import() in a function's source.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+// The loader's program, run by `node -e` with client-node's URL, the kubeconfig path and the
+// context as arguments: a string, because a test runner's transform of our own modules would
+// rewrite the import() in a function's source.
+const LOADER_SOURCE = `
+const [clientNode, path, context] = process.argv.slice(1);
 const flat = (value) => (Array.isArray(value) ? value.join(', ') : String(value));
+// The operator gone, nothing is left to answer.
+process.on('disconnect', () => process.exit(0));
 async function main() {
-  const { KubeConfig } = await import(workerData.clientNode);
+  const { KubeConfig } = await import(clientNode);
   const kc = new KubeConfig();
-  if (workerData.path) kc.loadFromFile(workerData.path);
+  if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
-  if (workerData.context) kc.setCurrentContext(workerData.context);
+  if (context) kc.setCurrentContext(context);
   const ask = async () => {
     const o = { headers: {} };
     await kc.applyToHTTPSOptions(o);
@@ -88,23 +92,27 @@ async function main() {
   const user = kc.getCurrentUser();
   const tokenFile = user?.exec === undefined ? user?.authProvider?.config?.tokenFile : undefined;
   const plugin = user?.exec !== undefined || (user?.authProvider !== undefined && tokenFile === undefined);
-  parentPort.postMessage({
+  const loaded = {
     ok: true,
     cluster: cluster === null ? undefined : { name: cluster.name, server: cluster.server },
     namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
     tokenFile,
     plugin,
     material: await ask(),
-  });
-  if (!plugin) return;
-  parentPort.on('message', (id) => {
+  };
+  // Disconnecting once the message is out ends the loader.
+  if (!plugin) return process.send(loaded, () => process.disconnect());
+  process.send(loaded);
+  process.on('message', (id) => {
     ask().then(
-      (material) => parentPort.postMessage({ id, material }),
-      (error) => parentPort.postMessage({ id, error: String(error?.message ?? error) }),
+      (material) => process.send({ id, material }),
+      (error) => process.send({ id, error: String(error?.message ?? error) }),
     );
   });
 }
-main().catch((error) => parentPort.postMessage({ ok: false, error: String(error?.message ?? error) }));
+main().catch((error) => {
+  process.send({ ok: false, error: String(error?.message ?? error) }, () => process.disconnect());
+});
 `;
 
 /** How long a plugin may take to answer before the request that waits for it fails. */
@@ -114,20 +122,20 @@ const PLUGIN_TIMEOUT_MS = 60_000;
 export async function loadClusterAccess(
   options: LoadKubeConfigOptions = {},
 ): Promise<ClusterAccess> {
-  const { loaded, worker } = await startLoader(options);
+  const { loaded, loader } = await startLoader(options);
   const cluster = loaded.cluster;
   if (cluster === undefined || cluster.server === '') {
-    await worker?.terminate();
+    loader?.kill();
     throw new Error('no cluster in the kubeconfig: set KUBECONFIG or pass a kubeconfig path');
   }
   // loadFromDefault's last resort is an unauthenticated http://localhost:8080: an operator
   // talking to that is misconfigured, so say so instead of failing on every request.
   if (cluster.name === 'cluster' && cluster.server === 'http://localhost:8080') {
-    await worker?.terminate();
+    loader?.kill();
     throw new Error('no kubeconfig found and not running in a cluster');
   }
   const { headers, auth, ...tls } = loaded.material;
-  const plugin = worker !== undefined ? new PluginCredentials(worker, options) : undefined;
+  const plugin = loader !== undefined ? new PluginCredentials(loader, options) : undefined;
   return {
     server: cluster.server,
     namespace: loaded.namespace,
@@ -143,60 +151,63 @@ export async function loadClusterAccess(
   };
 }
 
-/** Runs KubeConfig in a worker: its first answer, and the worker if a plugin keeps it. */
+/** Runs KubeConfig in a loader: its first answer, and the loader if a plugin keeps it. */
 async function startLoader(
   options: LoadKubeConfigOptions,
-): Promise<{ loaded: Extract<Loaded, { ok: true }>; worker: Worker | undefined }> {
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      clientNode: pathToFileURL(createRequire(import.meta.url).resolve('@kubernetes/client-node'))
-        .href,
-      path: options.path !== '' ? options.path : undefined,
-      context: options.context,
-    },
-    // The parent's flags (a profiler, a heap limit) are not the loader's business.
-    execArgv: [],
-  });
-  worker.unref();
+): Promise<{ loaded: Extract<Loaded, { ok: true }>; loader: ChildProcess | undefined }> {
+  const clientNode = pathToFileURL(
+    createRequire(import.meta.url).resolve('@kubernetes/client-node'),
+  ).href;
+  // Not the operator's own flags (a profiler, a heap bound): node as plain as it comes.
+  const loader = spawn(
+    process.execPath,
+    ['-e', LOADER_SOURCE, '--', clientNode, options.path ?? '', options.context ?? ''],
+    // stdout is the operator's (logs); Buffers cross the channel as Buffers.
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' },
+  );
   let loaded: Loaded;
   try {
     loaded = await new Promise<Loaded>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`the kubeconfig loader exited (${code})`)));
+      loader.once('message', (message) => resolve(message as Loaded));
+      loader.once('error', reject);
+      loader.once('exit', (code, signal) =>
+        reject(new Error(`the kubeconfig loader exited (${signal ?? code})`)),
+      );
     });
   } catch (error) {
-    await worker.terminate();
+    loader.kill();
     throw error;
   }
-  if (!loaded.ok || !loaded.plugin) await worker.terminate();
   if (!loaded.ok) throw new Error(`kubeconfig: ${loaded.error}`);
-  return { loaded, worker: loaded.plugin ? worker : undefined };
+  if (!loaded.plugin) return { loaded, loader: undefined };
+  // A loader kept for a plugin must not hold the operator's process open.
+  loader.unref();
+  loader.channel?.unref();
+  return { loaded, loader };
 }
 
 /**
- * Asks the worker's KubeConfig again (it runs the plugin once its credentials expire). A
- * worker that has died is started anew, which reads the kubeconfig afresh.
+ * Asks the loader's KubeConfig again (it runs the plugin once its credentials expire). A
+ * loader that has died is started anew, which reads the kubeconfig afresh.
  */
 class PluginCredentials {
-  private worker: Worker | undefined;
+  private loader: ChildProcess | undefined;
   private next = 0;
   private closed = false;
   private readonly waiting = new Map<number, (answer: Refreshed) => void>();
 
   constructor(
-    worker: Worker,
+    loader: ChildProcess,
     private readonly options: LoadKubeConfigOptions,
   ) {
-    this.attach(worker);
+    this.attach(loader);
   }
 
   async refresh(): Promise<Record<string, string>> {
     if (this.closed) throw new Error('kubeconfig credentials: closed');
-    const worker = this.worker;
-    if (worker === undefined) {
-      const { loaded, worker: fresh } = await startLoader(this.options);
+    const loader = this.loader;
+    if (loader === undefined) {
+      const { loaded, loader: fresh } = await startLoader(this.options);
       if (fresh !== undefined) this.attach(fresh);
       return withBasicAuth(loaded.material.headers, loaded.material.auth);
     }
@@ -211,8 +222,11 @@ class PluginCredentials {
         clearTimeout(timer);
         resolve(answer);
       });
-      worker.postMessage(id);
+      // Held open while an answer is awaited, so that the answer is read.
+      loader.channel?.ref();
+      loader.send(id);
     });
+    if (this.waiting.size === 0) loader.channel?.unref();
     if (answer.material === undefined) {
       throw new Error(`kubeconfig credentials: ${answer.error ?? 'no answer'}`);
     }
@@ -221,18 +235,19 @@ class PluginCredentials {
 
   close(): void {
     this.closed = true;
-    this.worker?.terminate().catch(() => {});
+    this.loader?.kill();
   }
 
-  private attach(worker: Worker): void {
-    this.worker = worker;
-    worker.on('message', (answer: Refreshed) => this.settle(answer));
-    worker.once('exit', () => {
-      if (this.worker === worker) this.worker = undefined;
-      for (const id of [...this.waiting.keys()]) {
-        this.settle({ id, error: 'the kubeconfig loader stopped' });
-      }
-    });
+  private attach(loader: ChildProcess): void {
+    this.loader = loader;
+    const stopped = (why: string) => {
+      if (this.loader === loader) this.loader = undefined;
+      for (const id of [...this.waiting.keys()]) this.settle({ id, error: why });
+    };
+    loader.on('message', (answer: Refreshed) => this.settle(answer));
+    loader.once('exit', () => stopped('the kubeconfig loader stopped'));
+    // A send to a loader that has just died fails here, not as an uncaught error.
+    loader.on('error', (error) => stopped(error.message));
   }
 
   private settle(answer: Refreshed): void {
@@ -263,7 +278,7 @@ function withBasicAuth(
   return { ...headers, Authorization: `Basic ${Buffer.from(auth).toString('base64')}` };
 }
 
-/** Bytes come back from a worker as Uint8Array: node:tls wants Buffers. */
+/** Bytes may come back from the loader as Uint8Array: node:tls wants Buffers. */
 function buffers(tls: TlsMaterial): TlsMaterial {
   const out: TlsMaterial = { ...tls };
   for (const key of ['ca', 'cert', 'key', 'pfx'] as const) {

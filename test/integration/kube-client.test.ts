@@ -1,6 +1,7 @@
 // src/kube's typed client against "a cluster": every verb on a Scope and on a built-in kind,
-// status writes, server-side apply conflicts, schema failures, keep-alive and transport errors.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+// status writes, server-side apply conflicts, schema failures, keep-alive and transport errors,
+// and credentials from the kubeconfig (exec plugin, token file).
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,8 +25,38 @@ import {
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
+
+/** This process's children whose command line holds `text` (Linux: /proc). */
+async function childrenRunning(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      if ((await readFile(`/proc/${entry}/cmdline`, 'utf8')).includes(text))
+        found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/** Whether a process of this pid is still there. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface KubeconfigYaml {
   users: { user: { token?: string } & Record<string, unknown> }[];
@@ -418,36 +449,63 @@ describe('kube client', () => {
       return path;
     }
 
-    it('runs an exec plugin for its token, and asks it again after a 401', async ({ skip }) => {
-      if (token === undefined) skip("the cluster's kubeconfig has no bearer token to hand out");
-      const calls = join(dir, 'exec-calls');
+    /**
+     * A kubeconfig whose user runs an exec plugin that answers a token the server refuses the
+     * first time and the cluster's own token after, counting its runs in `calls`.
+     */
+    async function execKubeconfig(calls: string): Promise<string> {
       const credential = (value: string) =>
         JSON.stringify({
           apiVersion: 'client.authentication.k8s.io/v1',
           kind: 'ExecCredential',
           status: { token: value },
         });
-      // The first answer is a token the server refuses; every later one is good.
       const script = [
         "const fs = require('node:fs');",
         `const first = !fs.existsSync(${JSON.stringify(calls)});`,
         `fs.appendFileSync(${JSON.stringify(calls)}, 'x');`,
         `process.stdout.write(first ? ${JSON.stringify(credential('not-the-token'))} : ${JSON.stringify(credential(token ?? ''))});`,
       ].join(' ');
-      const kube = await connect({
-        kubeconfigPath: await kubeconfigWith({
-          exec: {
-            apiVersion: 'client.authentication.k8s.io/v1',
-            command: process.execPath,
-            args: ['-e', script],
-            interactiveMode: 'Never',
-          },
-        }),
-        log,
+      return kubeconfigWith({
+        exec: {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command: process.execPath,
+          args: ['-e', script],
+          interactiveMode: 'Never',
+        },
       });
+    }
+
+    it('runs an exec plugin for its token, and asks it again after a 401', async ({ skip }) => {
+      if (token === undefined) skip("the cluster's kubeconfig has no bearer token to hand out");
+      const calls = join(dir, 'exec-calls');
+      const kube = await connect({ kubeconfigPath: await execKubeconfig(calls), log });
       try {
         const refused = await apiError(kube.resource(Namespaces).get({ name: 'default' }));
         expect(refused.code).toBe(401);
+        const ns = await kube.resource(Namespaces).get({ name: 'default' });
+        expect(ns.metadata.name).toBe('default');
+        expect(await readFile(calls, 'utf8')).toBe('xx');
+      } finally {
+        kube.close();
+      }
+    });
+
+    it("starts the plugin's kubeconfig loader anew when it has died", async ({ skip }) => {
+      if (token === undefined) skip("the cluster's kubeconfig has no bearer token to hand out");
+      const calls = join(dir, 'exec-calls-loader');
+      const kube = await connect({ kubeconfigPath: await execKubeconfig(calls), log });
+      try {
+        // The loader is this process's child that runs client-node's KubeConfig.
+        const pids = await childrenRunning('KubeConfig');
+        expect(pids).toHaveLength(1);
+        const pid = pids[0] ?? 0;
+        process.kill(pid, 'SIGKILL');
+        for (let i = 0; i < 100 && alive(pid); i++) await sleep(20);
+        await sleep(100);
+        const refused = await apiError(kube.resource(Namespaces).get({ name: 'default' }));
+        expect(refused.code).toBe(401);
+        // A new loader reads the kubeconfig again, and its plugin answers the good token.
         const ns = await kube.resource(Namespaces).get({ name: 'default' });
         expect(ns.metadata.name).toBe('default');
         expect(await readFile(calls, 'utf8')).toBe('xx');
