@@ -139,7 +139,7 @@ export async function loadClusterAccess(
   return {
     server: cluster.server,
     namespace: loaded.namespace,
-    tls: buffers(tls),
+    tls,
     headers: withBasicAuth(headers, auth),
     refresh:
       plugin !== undefined
@@ -276,14 +276,4 @@ function withBasicAuth(
 ): Record<string, string> {
   if (auth === undefined || headers.Authorization !== undefined) return { ...headers };
   return { ...headers, Authorization: `Basic ${Buffer.from(auth).toString('base64')}` };
-}
-
-/** Bytes may come back from the loader as Uint8Array: node:tls wants Buffers. */
-function buffers(tls: TlsMaterial): TlsMaterial {
-  const out: TlsMaterial = { ...tls };
-  for (const key of ['ca', 'cert', 'key', 'pfx'] as const) {
-    const value = out[key];
-    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) out[key] = Buffer.from(value);
-  }
-  return out;
 }
