@@ -158,12 +158,17 @@ async function startLoader(
   const clientNode = pathToFileURL(
     createRequire(import.meta.url).resolve('@kubernetes/client-node'),
   ).href;
-  // Not the operator's own flags (a profiler, a heap bound): node as plain as it comes.
+  // The operator's environment (KUBECONFIG, HOME, the pod's), not its node flags, from the
+  // command line or NODE_OPTIONS (a profiler, an inspector port, a heap bound).
   const loader = spawn(
     process.execPath,
     ['-e', LOADER_SOURCE, '--', clientNode, options.path ?? '', options.context ?? ''],
-    // stdout is the operator's (logs); Buffers cross the channel as Buffers.
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' },
+    {
+      env: { ...process.env, NODE_OPTIONS: undefined },
+      // stdout is the operator's (logs); Buffers cross the channel as Buffers.
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    },
   );
   let loaded: Loaded;
   try {

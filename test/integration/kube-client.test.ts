@@ -537,6 +537,20 @@ describe('kube client', () => {
       }
     });
 
+    it("reads the kubeconfig without the operator's NODE_OPTIONS", async () => {
+      const saved = process.env.NODE_OPTIONS;
+      // A node started with these options fails at once: the loader must not get them.
+      process.env.NODE_OPTIONS = `--require ${join(dir, 'no-such-module.cjs')}`;
+      try {
+        const kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+        kube.close();
+        expect(kube.server).toMatch(/^https?:\/\//);
+      } finally {
+        if (saved === undefined) delete process.env.NODE_OPTIONS;
+        else process.env.NODE_OPTIONS = saved;
+      }
+    });
+
     it('names the kubeconfig file that cannot be read', async () => {
       const missing = join(dir, 'no-such-kubeconfig');
       await expect(connect({ kubeconfigPath: missing, log })).rejects.toThrow(missing);
