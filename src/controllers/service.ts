@@ -61,7 +61,13 @@ import type {
   ServiceTarget,
 } from './provisioners/service-types.js';
 import { WebhookProvisioner } from './provisioners/webhook.js';
-import { readLabelledSecret, readSecret, SecretDigester, secretVersion } from './secrets.js';
+import {
+  type LabelledSecret,
+  readLabelledSecret,
+  readSecret,
+  SecretDigester,
+  secretVersion,
+} from './secrets.js';
 import {
   indexSpecifications,
   type SpecificationInformer,
@@ -296,10 +302,15 @@ export class ServiceReconciler {
     // Level-triggered, but a provider call is not free: an active service is left alone until
     // its spec or its attribute Secret changes, and a provider's refusal stands until then too.
     const settled = first.status === 'active' || failureStands(first, changed, STICKY_FAILURES);
-    if (!changed && settled && !(await this.secretMoved(key, service, spec, log))) {
-      // A retry request seen while not failed is recorded, never acted on later.
-      if (first.status === 'active') await this.recordRetry(service);
-      return undefined;
+    // The Secret as read when its content moved: validated below without a second read.
+    let moved: LabelledSecret | undefined;
+    if (!changed && settled) {
+      moved = await this.secretMoved(key, service, spec, log);
+      if (moved === undefined) {
+        // A retry request seen while not failed is recorded, never acted on later.
+        if (first.status === 'active') await this.recordRetry(service);
+        return undefined;
+      }
     }
 
     const found = specificationById(this.options.specifications, spec.specification_id);
@@ -312,7 +323,7 @@ export class ServiceReconciler {
       });
       return undefined;
     }
-    const resolved = await this.attributes(service, spec, found, log);
+    const resolved = await this.attributes(service, spec, found, log, moved);
     if (resolved === 'waiting') return { requeueAfter: SECRET_RECHECK_MS };
     // Every write from here on records the digest of the Secret content just validated.
     const digest: Pick<StatusExtras, 'secretDigest'> =
@@ -370,8 +381,8 @@ export class ServiceReconciler {
   }
 
   /**
-   * Whether the attribute Secret's content differs from the one the service was last
-   * validated with (the digest in status). A Secret that is gone changes nothing: what the
+   * The attribute Secret as just read, when its content differs from the one the service was
+   * last validated with (the digest in status); undefined when it does not. A Secret that is gone changes nothing: what the
    * provider holds stays as it is, and the service with it. A service recorded before digests
    * were (no digest in status) gets the current one, without a provider call.
    */
@@ -380,9 +391,9 @@ export class ServiceReconciler {
     service: RawService,
     spec: ServiceSpec,
     log: Logger,
-  ): Promise<boolean> {
+  ): Promise<LabelledSecret | undefined> {
     const ref = spec.secret_attributes_ref;
-    if (ref === undefined) return false;
+    if (ref === undefined) return undefined;
     const namespace = service.metadata.namespace ?? '';
     const recorded = service.status?.secretAttributesHash;
     const cached = this.options.secrets?.cache.get(namespace, ref.name);
@@ -390,7 +401,7 @@ export class ServiceReconciler {
       cached !== undefined &&
       this.secretChecked.get(key) === `${secretVersion(cached)} ${recorded}`
     ) {
-      return false;
+      return undefined;
     }
     const read = await readLabelledSecret(
       this.options.kube,
@@ -398,7 +409,7 @@ export class ServiceReconciler {
       ref.name,
       ATTRIBUTES_SECRET_LABEL,
     );
-    if (read === undefined) return false;
+    if (read === undefined) return undefined;
     const digest = await this.options.digester.digest(read.values);
     if (recorded === undefined) {
       await writeStatus(this.client, service, {
@@ -406,14 +417,14 @@ export class ServiceReconciler {
         ...observedRetry(service),
         secretAttributesHash: digest,
       });
-      return false;
+      return undefined;
     }
     if (digest === recorded) {
       this.secretChecked.set(key, `${read.version} ${recorded}`);
-      return false;
+      return undefined;
     }
     log.info({ service: key, secret: ref.name }, 'service attribute secret changed');
-    return true;
+    return read;
   }
 
   /** An active service with a retry request has nothing to retry: the value is only recorded. */
@@ -583,6 +594,7 @@ export class ServiceReconciler {
     spec: ServiceSpec,
     found: Found,
     log: Logger,
+    alreadyRead?: LabelledSecret,
   ): Promise<Resolved | 'waiting'> {
     const compiled = this.options.schemas.get(
       found.metadata.uid ?? keyOf(found.metadata),
@@ -594,12 +606,9 @@ export class ServiceReconciler {
     let digest: string | undefined;
     if (ref !== undefined) {
       const namespace = service.metadata.namespace ?? '';
-      const read = await readLabelledSecret(
-        this.options.kube,
-        namespace,
-        ref.name,
-        ATTRIBUTES_SECRET_LABEL,
-      );
+      const read =
+        alreadyRead ??
+        (await readLabelledSecret(this.options.kube, namespace, ref.name, ATTRIBUTES_SECRET_LABEL));
       if (read === undefined) {
         await this.setStatus(service, spec, 'pending', {
           health: 'reconciling',
