@@ -382,9 +382,10 @@ export class ServiceReconciler {
 
   /**
    * The attribute Secret as just read, when its content differs from the one the service was
-   * last validated with (the digest in status); undefined when it does not. A Secret that is gone changes nothing: what the
-   * provider holds stays as it is, and the service with it. A service recorded before digests
-   * were (no digest in status) gets the current one, without a provider call.
+   * last validated with (the digest in status); undefined when it does not. A Secret that is
+   * gone changes nothing: what the provider holds stays as it is, and the service with it. A
+   * service recorded before digests were (no digest in status) gets the current one, without
+   * a provider call.
    */
   private async secretMoved(
     key: string,

@@ -134,13 +134,13 @@ export async function loadClusterAccess(
     loader?.kill();
     throw new Error('no kubeconfig found and not running in a cluster');
   }
-  const { headers, auth, ...tls } = loaded.material;
+  const { headers, auth: _auth, ...tls } = loaded.material;
   const plugin = loader !== undefined ? new PluginCredentials(loader, options) : undefined;
   return {
     server: cluster.server,
     namespace: loaded.namespace,
     tls,
-    headers: withBasicAuth(headers, auth),
+    headers: headersOf(loaded.material),
     refresh:
       plugin !== undefined
         ? () => plugin.refresh()
@@ -214,7 +214,7 @@ class PluginCredentials {
     if (loader === undefined) {
       const { loaded, loader: fresh } = await startLoader(this.options);
       if (fresh !== undefined) this.attach(fresh);
-      return withBasicAuth(loaded.material.headers, loaded.material.auth);
+      return headersOf(loaded.material);
     }
     const answer = await new Promise<Refreshed>((resolve) => {
       const id = this.next++;
@@ -235,7 +235,7 @@ class PluginCredentials {
     if (answer.material === undefined) {
       throw new Error(`kubeconfig credentials: ${answer.error ?? 'no answer'}`);
     }
-    return withBasicAuth(answer.material.headers, answer.material.auth);
+    return headersOf(answer.material);
   }
 
   close(): void {
@@ -275,10 +275,8 @@ function tokenFileRefresh(
   };
 }
 
-function withBasicAuth(
-  headers: Readonly<Record<string, string>>,
-  auth: string | undefined,
-): Record<string, string> {
+/** The auth headers of what the loader read: a kubeconfig's username and password as Basic. */
+function headersOf({ headers, auth }: Material): Record<string, string> {
   if (auth === undefined || headers.Authorization !== undefined) return { ...headers };
   return { ...headers, Authorization: `Basic ${Buffer.from(auth).toString('base64')}` };
 }
