@@ -100,16 +100,34 @@ export function fieldTypesOf(
 export type ObjectKind = 'struct' | 'map' | 'atomic' | 'deduced';
 export type ListKind = 'atomic' | 'set' | { readonly keys: readonly string[] };
 
-/** A position in a kind's schema while walking an object. */
+/** A position in a kind's schema while walking an object; made and kept by its Schema. */
 export interface SchemaPos {
   readonly path: string;
   readonly deduced: boolean;
 }
 
-export const ROOT: SchemaPos = { path: '', deduced: false };
+/** A position with its field type looked up once, and the positions below it kept. */
+interface Pos extends SchemaPos {
+  readonly type: FieldType | undefined;
+  fields?: Map<string, Pos>;
+  star?: Pos;
+  item?: Pos;
+}
+
+/**
+ * Struct fields kept per position at most: a kind with no table marks no maps, so an object
+ * of made-up field names must not grow the cache without bound (past it, positions are made
+ * afresh).
+ */
+const MAX_KEPT_FIELDS = 256;
 
 export class Schema {
-  constructor(private readonly types: ListTypeInfo) {}
+  /** Where every walk starts. */
+  readonly root: SchemaPos;
+
+  constructor(private readonly types: ListTypeInfo) {
+    this.root = this.pos('', false);
+  }
 
   // Every write asks for its kind's schema; building one merges tables, so keep them.
   private static readonly plain = new Map<string, Schema>();
@@ -130,38 +148,48 @@ export class Schema {
     return schema;
   }
 
-  private at(pos: SchemaPos): FieldType | undefined {
-    if (pos.deduced || !Object.hasOwn(this.types, pos.path)) return undefined;
-    return this.types[pos.path];
+  private pos(path: string, deduced: boolean): Pos {
+    const type = deduced || !Object.hasOwn(this.types, path) ? undefined : this.types[path];
+    return { path, deduced, type };
   }
 
   objectKind(pos: SchemaPos): ObjectKind {
     if (pos.deduced) return 'deduced';
-    const t = this.at(pos);
+    const t = (pos as Pos).type;
     return t !== undefined && 'object' in t ? t.object : 'struct';
   }
 
   alwaysPresent(pos: SchemaPos): boolean {
-    const t = this.at(pos);
+    const t = (pos as Pos).type;
     return t !== undefined && 'object' in t && t.object === 'struct' && t.alwaysPresent === true;
   }
 
   listKind(pos: SchemaPos): ListKind {
-    const t = this.at(pos);
+    const t = (pos as Pos).type;
     if (t === undefined || !('list' in t) || t.list === 'atomic') return 'atomic';
     return t.list === 'set' ? 'set' : { keys: t.keys };
   }
 
   field(pos: SchemaPos, name: string): SchemaPos {
-    const kind = this.objectKind(pos);
+    const at = pos as Pos;
+    const kind = this.objectKind(at);
     if (kind === 'map' || kind === 'deduced') {
-      return { path: join(pos.path, '*'), deduced: kind === 'deduced' };
+      at.star ??= this.pos(join(at.path, '*'), kind === 'deduced');
+      return at.star;
     }
-    return { path: join(pos.path, name), deduced: false };
+    at.fields ??= new Map();
+    let child = at.fields.get(name);
+    if (child === undefined) {
+      child = this.pos(join(at.path, name), false);
+      if (at.fields.size < MAX_KEPT_FIELDS) at.fields.set(name, child);
+    }
+    return child;
   }
 
   item(pos: SchemaPos): SchemaPos {
-    return { path: `${pos.path}[]`, deduced: pos.deduced };
+    const at = pos as Pos;
+    at.item ??= this.pos(`${at.path}[]`, at.deduced);
+    return at.item;
   }
 }
 

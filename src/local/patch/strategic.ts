@@ -5,7 +5,7 @@
 // where nothing was is stored without its nulls and directives, which the server's typed
 // decoding would drop; unclassified library errors are 500 InternalError (reason "" there).
 import { ApiError, badRequest } from '../types.js';
-import { type ListTypeInfo, ROOT, Schema, type SchemaPos } from './field-types.js';
+import { type ListTypeInfo, Schema, type SchemaPos } from './field-types.js';
 import { clone, goJsonKind, goValue, isObject, type Json, type JsonObject, put } from './util.js';
 
 const DIRECTIVE = '$patch';
@@ -58,7 +58,7 @@ export function applyStrategicMergePatch(
   }
   const original = clone(live) as JsonObject;
   const schema = Schema.of(original.apiVersion, original.kind, fieldTypes);
-  return new Merger(schema).mergeMap(original, clone(patch), ROOT);
+  return new Merger(schema).mergeMap(original, clone(patch), schema.root);
 }
 
 type Kind = 'map' | 'scalar';

@@ -2,7 +2,6 @@
 // value sets (ToFieldSet), what changed between two values (Compare), the merge of an
 // applied configuration into the live object (Merge) and the removal of owned fields.
 import type { Schema, SchemaPos } from './field-types.js';
-import { ROOT } from './field-types.js';
 import {
   type FieldPath,
   FieldSet,
@@ -94,7 +93,7 @@ export function toFieldSet(schema: Schema, value: JsonObject): FieldSet {
       out.push(path);
     }
   };
-  walk(ROOT, [], value);
+  walk(schema.root, [], value);
   return FieldSet.of(out);
 }
 
@@ -154,7 +153,7 @@ export function compare(schema: Schema, lhs: JsonObject, rhs: JsonObject): Compa
     }
     leaf(path, l, r);
   };
-  walk(ROOT, [], lhs, rhs);
+  walk(schema.root, [], lhs, rhs);
   return {
     added: FieldSet.of(added),
     modified: FieldSet.of(modified),
@@ -201,7 +200,7 @@ export function createdFields(schema: Schema, value: JsonObject): FieldTree {
     // A scalar, or a value where {} stood: added or modified either way.
     node.member = true;
   };
-  walk(ROOT, [], root, value);
+  walk(schema.root, [], root, value);
   // The root is never a member of a set (FieldSet.of drops the empty path).
   root.member = false;
   return root;
@@ -252,7 +251,7 @@ export function merge(schema: Schema, live: JsonObject, config: JsonObject): Jso
     }
     return dropNulls(r);
   };
-  return (walk(ROOT, [], live, config) ?? {}) as JsonObject;
+  return (walk(schema.root, [], live, config) ?? {}) as JsonObject;
 }
 
 type Indexed = ReturnType<typeof indexItems>;
@@ -356,7 +355,7 @@ export function removeFields(schema: Schema, value: JsonObject, fields: FieldSet
     return v;
   };
   if (fields.isEmpty()) return value;
-  return (walk(ROOT, [], value, fields.paths()) ?? {}) as JsonObject;
+  return (walk(schema.root, [], value, fields.paths()) ?? {}) as JsonObject;
 }
 
 /** Drops object members that are null, as decoding into a kind does. */
