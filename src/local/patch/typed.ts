@@ -133,11 +133,20 @@ export function compare(schema: Schema, lhs: JsonObject, rhs: JsonObject): Compa
       const bothEmpty =
         (l === undefined || isEmptyObject(l)) && (r === undefined || isEmptyObject(r));
       if (schema.objectKind(pos) === 'atomic' || bothEmpty) return leaf(path, l, r);
-      const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
-      for (const key of keys) {
-        const lv = l !== undefined && Object.hasOwn(l, key) ? l[key] : undefined;
-        const rv = r !== undefined && Object.hasOwn(r, key) ? r[key] : undefined;
+      const field = (key: string, lv: Json | undefined, rv: Json | undefined) => {
+        // An unchanged scalar reports nothing: skip building its path (most fields are these).
+        if (lv === rv && (typeof lv !== 'object' || lv === null)) return;
         walk(schema.field(pos, key), [...path, fieldElement(key)], lv, rv);
+      };
+      if (l !== undefined) {
+        for (const key of Object.keys(l)) {
+          field(key, l[key], r !== undefined && Object.hasOwn(r, key) ? r[key] : undefined);
+        }
+      }
+      if (r !== undefined) {
+        for (const key of Object.keys(r)) {
+          if (l === undefined || !Object.hasOwn(l, key)) field(key, undefined, r[key]);
+        }
       }
       return container(path, l, r);
     }
