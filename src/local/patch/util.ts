@@ -118,7 +118,13 @@ export const own = (o: JsonObject, key: string): Json | undefined =>
 
 /** Define an own property, even one named `__proto__`, without touching the prototype. */
 export function put(o: JsonObject, key: string, value: Json): void {
-  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  // Only `__proto__` is an accessor on a plain object; any other key is a plain assignment,
+  // several times cheaper than defineProperty.
+  if (key === '__proto__') {
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    o[key] = value;
+  }
 }
 
 /** The kind name Go's encoding/json uses in "cannot unmarshal X into ..." messages. */
