@@ -145,7 +145,16 @@ function comparePaths(a: FieldPath, b: FieldPath): number {
   return a.length - b.length;
 }
 
-const keyOf = (path: FieldPath) => JSON.stringify(path);
+/**
+ * A path's key in a set: its elements joined by NUL, a few times cheaper than its JSON. A
+ * field name may hold a NUL (and fieldsV1 read from a client any text), so a path the join
+ * would not tell apart is keyed by its JSON, behind a \u0001 no join key starts with.
+ */
+function keyOf(path: FieldPath): string {
+  if (path[0]?.charCodeAt(0) === 1) return `\u0001${JSON.stringify(path)}`;
+  for (const pe of path) if (pe.includes('\0')) return `\u0001${JSON.stringify(path)}`;
+  return path.join('\0');
+}
 
 /**
  * Decoded fieldsV1 by their JSON, least recently used first: objects of one kind written by

@@ -619,4 +619,18 @@ describe('the FieldsV1 encoding', () => {
     expect(JSON.stringify(set.toFieldsV1())).toBe(JSON.stringify(fields));
     expect(set.size).toBe(7);
   });
+
+  it('tells apart paths whose elements hold the characters its keys are joined with', () => {
+    const paths = [
+      ['f:a\0f:b'],
+      ['f:a', 'f:b'],
+      ['\u0001["f:a","f:b"]'],
+      ['f:a\0', 'f:b'],
+      ['f:a', '\0f:b'],
+    ];
+    const set = FieldSet.of(paths);
+    expect(set.size).toBe(paths.length);
+    for (const path of paths) expect(set.has(path)).toBe(true);
+    expect(set.difference(FieldSet.of([['f:a', 'f:b']])).size).toBe(paths.length - 1);
+  });
 });
