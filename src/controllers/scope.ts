@@ -50,12 +50,12 @@ import {
 } from './names.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
 import {
-  canonical,
   commitStatus,
   type EventRecorder,
   type HealthReport,
   healthStatus,
   PHASE_TRANSITIONS,
+  sameJson,
   writeStatus,
 } from './status.js';
 
@@ -328,10 +328,10 @@ export class ScopeReconciler {
       report = provisionedReport(progress);
     }
     const next = this.statusFor(scope, 'active', identity, report);
-    if (canonical(next) === canonical(status)) return true;
+    if (sameJson(next, status)) return true;
     const { observedRetry: _retry, ...rest } = next;
     const { observedRetry: _recorded, ...current } = status;
-    return canonical(rest) === canonical(current) ? next : undefined;
+    return sameJson(rest, current) ? next : undefined;
   }
 
   /**

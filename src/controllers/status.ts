@@ -129,6 +129,40 @@ export function canonical(value: unknown): string {
 }
 
 /**
+ * canonical(a) === canonical(b), without building either string: every settled check and
+ * every status write asks it. Plain objects and arrays are walked; anything else (a Date, a
+ * NaN) is left to canonical itself.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    // JSON writes a missing item as null.
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (isPlain(a) && isPlain(b)) {
+    const keys = present(a);
+    if (keys.length !== present(b).length) return false;
+    return keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
+  }
+  return canonical(a) === canonical(b);
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+/** The keys JSON writes: those whose value it does not leave out. */
+const present = (o: Record<string, unknown>) =>
+  Object.keys(o).filter((key) => {
+    const v = o[key];
+    return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+  });
+
+/**
  * Replaces the whole status through a merge patch of /status, or does nothing when `next`
  * equals `current`: a no-op write would still bump resourceVersion and wake every watcher.
  * Fields of `current` that `next` lacks are sent as null so the merge removes them.
@@ -140,7 +174,7 @@ export async function writeStatus<Spec, Status>(
   options: { guard?: boolean } = {},
 ): Promise<KubeObject<Spec, Status> | undefined> {
   const current = (object.status ?? {}) as Record<string, unknown>;
-  if (canonical(current) === canonical(next)) return undefined;
+  if (sameJson(current, next)) return undefined;
   const patch: Record<string, unknown> = { ...(next as Record<string, unknown>) };
   for (const field of Object.keys(current)) if (!(field in next)) patch[field] = null;
   // guard: the write fails with 409 unless the object is still the version that was read.

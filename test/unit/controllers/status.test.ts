@@ -5,6 +5,7 @@ import {
   canonical,
   healthConditions,
   messagesFor,
+  sameJson,
   setCondition,
 } from '../../../src/controllers/status.js';
 
@@ -78,6 +79,41 @@ describe('conditions', () => {
       status: 'active',
     };
     expect(canonical(a)).toBe(canonical(b));
+    expect(sameJson(a, b)).toBe(true);
+  });
+
+  it('sameJson says what comparing canonical forms says', () => {
+    const values: unknown[] = [
+      {},
+      { a: 1 },
+      { a: 1, b: undefined },
+      { b: undefined, a: 1 },
+      { a: '1' },
+      { a: null },
+      { a: [1, 2] },
+      { a: [2, 1] },
+      { a: [1, undefined] },
+      { a: [1, null] },
+      // biome-ignore lint/suspicious/noSparseArray: a hole is written as null
+      { a: [1, , 3] },
+      { a: [1, null, 3] },
+      { a: { x: 1, y: [{ z: true }] } },
+      { a: { y: [{ z: true }], x: 1 } },
+      { a: { y: [{ z: false }], x: 1 } },
+      { a: new Date(0) },
+      { a: new Date(0).toISOString() },
+      { a: Number.NaN },
+      { a: () => 1 },
+      [],
+      [{}],
+      '',
+      0,
+      null,
+      undefined,
+    ];
+    for (const x of values) {
+      for (const y of values) expect(sameJson(x, y)).toBe(canonical(x) === canonical(y));
+    }
   });
 
   it('messages take the spec shape, at error level when stalled', () => {
