@@ -222,31 +222,103 @@ export class Transport {
   ): Promise<Response> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const url = this.urlOf(options.path, options.query);
-    const deadline = new Deadline(options.signal);
-    deadline.arm(
-      timeoutMs,
-      () =>
-        new KubeTransportError(
-          `${options.method} ${options.path}: no answer within ${timeoutMs} ms`,
-          'TIMEOUT',
-        ),
-    );
     try {
-      const answer = await deadline.race(
-        this.dispatch(this.pool, options.method, url, headers, body, deadline),
-      );
-      return { status: answer.statusCode, body: await answer.body.text() };
+      return await this.exchange(options, url, headers, body, timeoutMs);
     } catch (error) {
-      if (deadline.reason !== undefined) throw deadline.reason;
+      if (error instanceof KubeTransportError) throw error;
       // A pooled connection the server closed while idle: the request never reached it.
       if (mayRetry && STALE_SOCKET_CODES.has(systemCode(error) ?? '')) {
         this.options.log.debug({ path: options.path }, 'pooled connection was closed; retrying');
         return this.send(options, headers, body, false);
       }
       throw transportError(error, options.path);
-    } finally {
-      deadline.clear();
     }
+  }
+
+  /**
+   * One request on the pool through undici's dispatch API: the answer gathered into a string,
+   * without request()'s body stream, AbortSignal and promise layers (a request is most of the
+   * operator's work in a burst). Settles on the deadline or the caller's signal even while
+   * the request still waits for a connection; a request under way is then aborted.
+   */
+  private exchange(
+    options: RequestOptions,
+    url: URL,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    timeoutMs: number,
+  ): Promise<Response> {
+    if (this.closed) throw new KubeTransportError('the transport is closed', 'CLOSED');
+    this.stats.requests++;
+    const caller = options.signal;
+    return new Promise<Response>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let stopped: Error | undefined;
+      let status = 0;
+      const chunks: Buffer[] = [];
+      const done = () => {
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onAbort);
+      };
+      const stop = (reason: Error) => {
+        if (stopped !== undefined) return;
+        stopped = reason;
+        done();
+        controller?.abort(reason);
+        reject(reason);
+      };
+      const onAbort = () => stop(abortError());
+      const timer = setTimeout(
+        () =>
+          stop(
+            new KubeTransportError(
+              `${options.method} ${options.path}: no answer within ${timeoutMs} ms`,
+              'TIMEOUT',
+            ),
+          ),
+        timeoutMs,
+      );
+      if (caller?.aborted) onAbort();
+      else caller?.addEventListener('abort', onAbort, { once: true });
+      this.pool.dispatch(
+        {
+          method: options.method,
+          path: url.pathname + url.search,
+          headers,
+          body: body ?? null,
+          // Our own deadline governs.
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        },
+        {
+          onRequestStart: (c) => {
+            controller = c;
+            if (stopped !== undefined) c.abort(stopped);
+          },
+          onResponseStart: (_c, statusCode) => {
+            status = statusCode;
+          },
+          onResponseData: (_c, chunk) => {
+            chunks.push(chunk);
+          },
+          onResponseEnd: () => {
+            if (stopped !== undefined) return;
+            done();
+            const text =
+              chunks.length === 1
+                ? (chunks[0] as Buffer).toString('utf8')
+                : Buffer.concat(chunks).toString('utf8');
+            resolve({ status, body: text });
+          },
+          onResponseError: (_c, error) => {
+            if (stopped !== undefined) return;
+            stopped = error;
+            done();
+            reject(error);
+          },
+        },
+      );
+    });
   }
 
   private dispatch(

@@ -2,6 +2,7 @@
 // status writes, server-side apply conflicts, schema failures, keep-alive and transport errors,
 // and credentials from the kubeconfig (exec plugin, token file).
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ import {
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
-import { sleep } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 const log = silentLogger();
 
@@ -577,9 +578,17 @@ describe('kube client', () => {
     /** The cluster's kubeconfig, pointed at another address. */
     async function kubeconfigAt(server: string): Promise<string> {
       const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as {
-        clusters: { cluster: { server: string } }[];
+        clusters: { cluster: Record<string, unknown> }[];
       };
-      for (const entry of config.clusters) entry.cluster.server = server;
+      for (const entry of config.clusters) {
+        entry.cluster.server = server;
+        if (server.startsWith('http:')) {
+          // client-node takes plain HTTP only from a cluster that says it skips TLS checks.
+          delete entry.cluster['certificate-authority-data'];
+          delete entry.cluster['certificate-authority'];
+          entry.cluster['insecure-skip-tls-verify'] = true;
+        }
+      }
       const path = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
       await writeFile(path, stringifyYaml(config), { mode: 0o600 });
       return path;
@@ -626,6 +635,43 @@ describe('kube client', () => {
         expect(Date.now() - started).toBeLessThan(3_000);
       } finally {
         hung.close();
+      }
+    });
+
+    it('a request under way ends at its deadline or its caller, and its connection with it', async () => {
+      // Takes each request and never answers it; counts the connections the client gives up.
+      const requests: string[] = [];
+      let closed = 0;
+      const silent = createHttpServer((req) => {
+        requests.push(req.url ?? '');
+        req.socket.once('close', () => closed++);
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const port = (silent.address() as { port: number }).port;
+      const waiting = await connect({
+        kubeconfigPath: await kubeconfigAt(`http://127.0.0.1:${port}`),
+        log,
+        timeoutMs: 300,
+      });
+      try {
+        const namespaces = waiting.resource(Namespaces);
+        const late = await namespaces.get({ name: 'late' }).catch((e: unknown) => e);
+        expect((late as KubeTransportError).errorCode).toBe('TIMEOUT');
+
+        const caller = new AbortController();
+        const asked = namespaces.get({ name: 'dropped' }, { signal: caller.signal });
+        await until(() => requests.length === 2);
+        caller.abort();
+        const dropped = await asked.catch((e: unknown) => e);
+        expect(dropped).toBeInstanceOf(KubeTransportError);
+        expect((dropped as KubeTransportError).errorCode).toBe('ABORTED');
+
+        expect(requests).toEqual(['/api/v1/namespaces/late', '/api/v1/namespaces/dropped']);
+        // Aborted on the wire too: neither connection is left waiting for its answer.
+        await until(() => closed === 2);
+      } finally {
+        waiting.close();
+        await new Promise((resolve) => silent.close(resolve));
       }
     });
   });

@@ -48,3 +48,12 @@ export async function untilCount<T>(
     await sleep(25);
   }
 }
+
+/** Waits until `check` holds; throws after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${check}`);
+    await sleep(25);
+  }
+}
