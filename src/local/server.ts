@@ -161,7 +161,8 @@ export class ApiServer {
     const segments = path
       .split('/')
       .filter((s) => s !== '')
-      .map(decodeURIComponent);
+      // Most segments hold no escape: decoding them anyway costs a call each.
+      .map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
     const [root, ...rest] = segments;
     if (root === 'openapi') return this.serveOpenApi(res, rest);
     if (root === 'api') {
