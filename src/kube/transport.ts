@@ -173,9 +173,7 @@ export class Transport {
     armIdle();
     let listenerError: { readonly error: unknown } | undefined;
     try {
-      const answer = await deadline.race(
-        this.dispatch(this.watches, 'GET', url, headers, undefined, deadline),
-      );
+      const answer = await deadline.race(this.openWatch(url, headers, deadline));
       if (answer.statusCode !== 200) {
         const text = await answer.body.text();
         if (answer.statusCode === 401) this.cachedUntil = 0;
@@ -321,23 +319,19 @@ export class Transport {
     });
   }
 
-  private dispatch(
-    pool: Pool,
-    method: HttpMethod,
+  private openWatch(
     url: URL,
     headers: Record<string, string>,
-    body: Buffer | undefined,
     deadline: Deadline,
   ): Promise<Dispatcher.ResponseData> {
     if (this.closed) throw new KubeTransportError('the transport is closed', 'CLOSED');
     this.stats.requests++;
-    return pool.request({
-      method,
+    return this.watches.request({
+      method: 'GET',
       path: url.pathname + url.search,
       headers,
-      body,
       signal: deadline.signal,
-      // Our own deadlines govern: the request's, or a watch's idle timeout.
+      // The watch's own deadline (its idle timeout) governs.
       headersTimeout: 0,
       bodyTimeout: 0,
     });
@@ -373,10 +367,10 @@ export class Transport {
 const ignore = () => {};
 
 /**
- * A request's end by time or by the caller: one AbortController whose reason is the error to
- * throw. undici only sees the signal once a connection is up (a server that accepts TCP and
- * never finishes TLS would hold a request until the connect timeout), so `race` also settles
- * on it.
+ * A watch's end by time (nothing received) or by the caller: one AbortController whose reason
+ * is the error to throw. undici only sees the signal once a connection is up (a server that
+ * accepts TCP and never finishes TLS would hold it until the connect timeout), so `race` also
+ * settles on it.
  */
 class Deadline {
   private readonly controller = new AbortController();
