@@ -26,6 +26,7 @@ import {
 } from '../kube/index.js';
 import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
 import { applicationById, applicationSlug } from './application.js';
+import { DEFAULT_SCOPE_WORKERS } from './concurrency.js';
 import type { IdAllocator } from './ids.js';
 import {
   ensureFinalizer,
@@ -64,11 +65,7 @@ export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 export const SCOPE_APP_INDEX = 'scope-application-id';
 /** Index of the Scope informer: `<application_id>/<slug>`, the slug as assigned or to be. */
 export const SCOPE_SLUG_INDEX = 'scope-application-slug';
-/**
- * Reconciles in parallel: the work is waiting on the API server (controller-runtime's knob).
- * A burst goes faster the more writes the API server can commit together (ADR 0004).
- */
-export const DEFAULT_SCOPE_WORKERS = 64;
+export { DEFAULT_SCOPE_WORKERS } from './concurrency.js';
 
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
 export const RawScopes = rawKind('Scope', 'scopes');

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Condition, MessageItem } from '../api/index.js';
 import { Events, type Kube, type KubeObject, type ResourceClient } from '../kube/index.js';
+import { EVENT_WRITERS } from './concurrency.js';
 
 /** Where a resource stands, in kstatus terms. */
 export type Health =
@@ -250,11 +251,6 @@ export async function commitStatus<Spec, Status>(
 
 /** Events waiting to be written at most; past it they are dropped (client-go keeps 1,000). */
 export const MAX_QUEUED_EVENTS = 1_000;
-/**
- * Event writes in flight at once: half the scope workers, as each new scope records two
- * Events; fewer drop Events in a burst (ADR 0010).
- */
-const EVENT_WRITERS = 32;
 
 /**
  * Writes core/v1 Events about our objects, as client-go's recorder does: record() queues the

@@ -1,0 +1,15 @@
+// How much the controllers do at once: the scope workers, and the Event writers sized by them
+// (apart from scope.ts and status.ts, which import each other's other parts).
+
+/**
+ * Scopes reconciled in parallel: the work is waiting on the API server (controller-runtime's
+ * knob). A burst goes faster the more writes the API server can commit together (ADR 0004).
+ * The request pool of src/kube/transport.ts is sized above this plus EVENT_WRITERS.
+ */
+export const DEFAULT_SCOPE_WORKERS = 64;
+
+/**
+ * Event writes in flight at once: half the scope workers, as each new scope records two
+ * Events; fewer drop Events in a burst (ADR 0010).
+ */
+export const EVENT_WRITERS = DEFAULT_SCOPE_WORKERS / 2;
