@@ -65,7 +65,6 @@ export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 export const SCOPE_APP_INDEX = 'scope-application-id';
 /** Index of the Scope informer: `<application_id>/<slug>`, the slug as assigned or to be. */
 export const SCOPE_SLUG_INDEX = 'scope-application-slug';
-export { DEFAULT_SCOPE_WORKERS } from './concurrency.js';
 
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
 export const RawScopes = rawKind('Scope', 'scopes');

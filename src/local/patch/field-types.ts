@@ -115,15 +115,15 @@ interface Pos extends SchemaPos {
 }
 
 /**
- * Struct fields kept per position at most: a kind with no table marks no maps, so an object
- * of made-up field names must not grow the cache without bound (past it, positions are made
- * afresh).
+ * Positions a schema keeps at most: a kind with no table marks no maps, so objects of made-up
+ * (and nested) field names must not grow it without bound. Past it, positions are made afresh.
  */
-const MAX_KEPT_FIELDS = 256;
+const MAX_KEPT_POSITIONS = 4096;
 
 export class Schema {
   /** Where every walk starts. */
   readonly root: SchemaPos;
+  private kept = 0;
 
   constructor(private readonly types: ListTypeInfo) {
     this.root = this.pos('', false);
@@ -174,22 +174,35 @@ export class Schema {
     const at = pos as Pos;
     const kind = this.objectKind(at);
     if (kind === 'map' || kind === 'deduced') {
-      at.star ??= this.pos(join(at.path, '*'), kind === 'deduced');
-      return at.star;
+      if (at.star !== undefined) return at.star;
+      const star = this.pos(join(at.path, '*'), kind === 'deduced');
+      if (this.keep()) at.star = star;
+      return star;
     }
-    at.fields ??= new Map();
-    let child = at.fields.get(name);
+    let child = at.fields?.get(name);
     if (child === undefined) {
       child = this.pos(join(at.path, name), false);
-      if (at.fields.size < MAX_KEPT_FIELDS) at.fields.set(name, child);
+      if (this.keep()) {
+        at.fields ??= new Map();
+        at.fields.set(name, child);
+      }
     }
     return child;
   }
 
   item(pos: SchemaPos): SchemaPos {
     const at = pos as Pos;
-    at.item ??= this.pos(`${at.path}[]`, at.deduced);
-    return at.item;
+    if (at.item !== undefined) return at.item;
+    const item = this.pos(`${at.path}[]`, at.deduced);
+    if (this.keep()) at.item = item;
+    return item;
+  }
+
+  /** Whether one more position may be kept (and counts it). */
+  private keep(): boolean {
+    if (this.kept >= MAX_KEPT_POSITIONS) return false;
+    this.kept++;
+    return true;
   }
 }
 

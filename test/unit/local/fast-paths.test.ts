@@ -2,9 +2,10 @@
 // (managedFields built straight from the new object) against the general one (trackUpdate
 // from an empty live object), byte for byte on random objects of several kinds and field
 // types; the JSON clone against structuredClone; sameJson against comparing JSON.stringify;
-// zlib's CRC-32 against the JavaScript one.
+// zlib's CRC-32 against the JavaScript one; schema positions past the bound of those kept.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Schema } from '../../../src/local/patch/field-types.js';
 import {
   type ListTypeInfo,
   recordUpdate,
@@ -263,5 +264,27 @@ describe('crc32', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('schema positions', () => {
+  it('are kept, up to a bound, and read the same past it', () => {
+    const schema = Schema.of('example.dev/v1', 'Made', CRD_TYPES);
+    const spec = schema.field(schema.root, 'spec');
+    expect(schema.field(schema.root, 'spec')).toBe(spec);
+    const attrs = schema.field(spec, 'attrs');
+    expect(schema.objectKind(attrs)).toBe('map');
+    // Made-up struct fields, far more than the schema keeps.
+    const names = Array.from({ length: 10_000 }, (_, i) => `made${i}`);
+    const first = names.map((name) => schema.field(spec, name));
+    const again = names.map((name) => schema.field(spec, name));
+    expect(again.map((p) => p.path)).toEqual(names.map((name) => `spec.${name}`));
+    expect(again.filter((p, i) => p === first[i]).length).toBeLessThan(names.length);
+    // Past the bound the typed positions still carry their types.
+    const items = schema.field(schema.field(schema.root, 'spec'), 'items');
+    expect(schema.listKind(items)).toEqual({ keys: ['name', 'port'] });
+    expect(schema.listKind(schema.field(schema.item(items), 'env'))).toEqual({ keys: ['name'] });
+    expect(schema.objectKind(schema.field(attrs, 'any'))).toBe('struct');
+    expect(schema.listKind(schema.field(schema.field(attrs, 'other'), 'tags'))).toBe('set');
   });
 });
