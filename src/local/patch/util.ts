@@ -117,7 +117,7 @@ export const own = (o: JsonObject, key: string): Json | undefined =>
   Object.hasOwn(o, key) ? o[key] : undefined;
 
 /** Define an own property, even one named `__proto__`, without touching the prototype. */
-export function put(o: JsonObject, key: string, value: Json): void {
+export function put(o: Record<string, unknown>, key: string, value: unknown): void {
   // Only `__proto__` is an accessor on a plain object; any other key is a plain assignment,
   // several times cheaper than defineProperty.
   if (key === '__proto__') {

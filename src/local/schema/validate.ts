@@ -1,6 +1,7 @@
 // Custom resources against their CRD's openAPIV3Schema, as apiextensions-apiserver treats
 // them: pruning of unknown fields, defaulting, then validation with the server's messages.
 
+import { put } from '../patch/util.js';
 import { ApiError } from '../types.js';
 import { formatCheck } from './formats.js';
 import { goFloat, goJSON, goQuote, goValue, isInt64 } from './goformat.js';
@@ -89,13 +90,6 @@ const isObject = (v: unknown): v is Json =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const has = (o: Json, k: string) => Object.hasOwn(o, k);
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-/** Sets an own property, even one named `__proto__` (JSON.parse makes those). */
-function put(o: Json, k: string, v: unknown): void {
-  if (k === '__proto__')
-    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else o[k] = v;
-}
 
 function clone(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
