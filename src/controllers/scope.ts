@@ -51,12 +51,12 @@ import {
 } from './names.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
 import {
+  canonicallyEqual,
   commitStatus,
   type EventRecorder,
   type HealthReport,
   healthStatus,
   PHASE_TRANSITIONS,
-  sameJson,
   writeStatus,
 } from './status.js';
 
@@ -324,10 +324,10 @@ export class ScopeReconciler {
       report = provisionedReport(progress);
     }
     const next = this.statusFor(scope, 'active', identity, report);
-    if (sameJson(next, status)) return true;
+    if (canonicallyEqual(next, status)) return true;
     const { observedRetry: _retry, ...rest } = next;
     const { observedRetry: _recorded, ...current } = status;
-    return sameJson(rest, current) ? next : undefined;
+    return canonicallyEqual(rest, current) ? next : undefined;
   }
 
   /**

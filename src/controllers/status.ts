@@ -134,18 +134,19 @@ export function canonical(value: unknown): string {
  * every status write asks it. Plain objects and arrays are walked; anything else (a Date, a
  * NaN) is left to canonical itself.
  */
-export function sameJson(a: unknown, b: unknown): boolean {
+export function canonicallyEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     // JSON writes a missing item as null.
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    for (let i = 0; i < a.length; i++)
+      if (!canonicallyEqual(a[i] ?? null, b[i] ?? null)) return false;
     return true;
   }
   if (isPlain(a) && isPlain(b)) {
     const keys = present(a);
     if (keys.length !== present(b).length) return false;
-    return keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
+    return keys.every((key) => Object.hasOwn(b, key) && canonicallyEqual(a[key], b[key]));
   }
   return canonical(a) === canonical(b);
 }
@@ -175,7 +176,7 @@ export async function writeStatus<Spec, Status>(
   options: { guard?: boolean } = {},
 ): Promise<KubeObject<Spec, Status> | undefined> {
   const current = (object.status ?? {}) as Record<string, unknown>;
-  if (sameJson(current, next)) return undefined;
+  if (canonicallyEqual(current, next)) return undefined;
   const patch: Record<string, unknown> = { ...(next as Record<string, unknown>) };
   for (const field of Object.keys(current)) if (!(field in next)) patch[field] = null;
   // guard: the write fails with 409 unless the object is still the version that was read.

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   canonical,
+  canonicallyEqual,
   healthConditions,
   messagesFor,
-  sameJson,
   setCondition,
 } from '../../../src/controllers/status.js';
 
@@ -79,10 +79,10 @@ describe('conditions', () => {
       status: 'active',
     };
     expect(canonical(a)).toBe(canonical(b));
-    expect(sameJson(a, b)).toBe(true);
+    expect(canonicallyEqual(a, b)).toBe(true);
   });
 
-  it('sameJson says what comparing canonical forms says', () => {
+  it('canonicallyEqual says what comparing canonical forms says', () => {
     const values: unknown[] = [
       {},
       { a: 1 },
@@ -112,7 +112,7 @@ describe('conditions', () => {
       undefined,
     ];
     for (const x of values) {
-      for (const y of values) expect(sameJson(x, y)).toBe(canonical(x) === canonical(y));
+      for (const y of values) expect(canonicallyEqual(x, y)).toBe(canonical(x) === canonical(y));
     }
   });
 
