@@ -167,11 +167,13 @@ export class Objects {
 
   list(type: ResourceType, namespace: string | undefined, options: ListOptions = {}): ListResult {
     const matches = this.selector(type, options);
+    const all = this.selectsAll(options);
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
     const after = options.continue === undefined ? undefined : decodeContinue(options.continue);
     const resourceVersion = String(this.store.revision);
     const items: KubeObject[] = [];
     let remaining = 0;
+    let more = false;
     let last: string | undefined;
     for (const entry of this.store.list(
       storageKeyOf(type),
@@ -179,19 +181,26 @@ export class Objects {
     )) {
       const key = `${entry.namespace}/${entry.name}`;
       if (after !== undefined && key <= after) continue;
-      const object = this.decode(type, entry.json);
-      if (!matches(object)) continue;
       if (limit !== undefined && items.length >= limit) {
-        remaining++;
+        // Past the limit, what every selector takes is counted without being parsed; with a
+        // selector, one more match is enough to know a next page exists.
+        if (all) remaining++;
+        else if (matches(this.decode(type, entry.json))) {
+          more = true;
+          break;
+        }
         continue;
       }
+      const object = this.decode(type, entry.json);
+      if (!matches(object)) continue;
       items.push(object);
       last = key;
     }
     const result: ListResult = { items, resourceVersion };
-    if (remaining > 0 && last !== undefined) {
+    if ((remaining > 0 || more) && last !== undefined) {
       result.continue = encodeContinue(last);
-      result.remainingItemCount = remaining;
+      // As the real API server: a list a selector narrows does not know how many remain.
+      if (all) result.remainingItemCount = remaining;
     }
     return result;
   }

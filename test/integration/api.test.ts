@@ -498,8 +498,9 @@ describe('lists', () => {
     }
   });
 
-  it('pages with limit and continue', async () => {
+  it('pages with limit and continue, counting what remains', async () => {
     const seen: string[] = [];
+    const remaining: unknown[] = [];
     let token: string | undefined;
     do {
       const res = await call(
@@ -507,9 +508,21 @@ describe('lists', () => {
         `/api/v1/namespaces/paging/configmaps?limit=3${token ? `&continue=${token}` : ''}`,
       );
       seen.push(...res.json.items.map((i: { metadata: { name: string } }) => i.metadata.name));
+      remaining.push(res.json.metadata.remainingItemCount);
       token = res.json.metadata.continue;
     } while (token);
     expect(seen).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6']);
+    expect(remaining).toEqual([4, 1, undefined]);
+    // A list a selector narrows has a next page, but no count of what remains in it.
+    const odd = await call(
+      'GET',
+      '/api/v1/namespaces/paging/configmaps?labelSelector=parity%3Dodd&limit=1',
+    );
+    expect(odd.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
+      'p1',
+    ]);
+    expect(odd.json.metadata.continue).toEqual(expect.any(String));
+    expect(odd.json.metadata.remainingItemCount).toBeUndefined();
   });
 
   it('filters by label and field selectors, across namespaces too', async () => {
