@@ -128,6 +128,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
 
   const election = options.leaderElection ?? true;
   const controllers = [applicationController, scopeController, ...services.controllers];
+  // Keys waiting for a worker: the controllers are behind, and Events make way for them.
+  events.yieldTo(() => controllers.some((c) => c.queue.length > 0));
   const manager = new Manager({
     log,
     informers: [applications, scopes, ...Object.values(children), ...services.informers],

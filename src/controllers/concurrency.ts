@@ -13,3 +13,10 @@ export const DEFAULT_SCOPE_WORKERS = 64;
  * Events; fewer drop Events in a burst (ADR 0010).
  */
 export const EVENT_WRITERS = DEFAULT_SCOPE_WORKERS / 2;
+
+/**
+ * Event writes in flight at once while reconciles wait for a worker: Events give the API
+ * server's time to the status writes they report, and catch up once the backlog is worked
+ * off (ADR 0010, "Under load").
+ */
+export const EVENT_WRITERS_UNDER_LOAD = 4;

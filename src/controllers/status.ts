@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Condition, MessageItem } from '../api/index.js';
 import { Events, type Kube, type KubeObject, type ResourceClient } from '../kube/index.js';
-import { EVENT_WRITERS } from './concurrency.js';
+import { EVENT_WRITERS, EVENT_WRITERS_UNDER_LOAD } from './concurrency.js';
 
 /** Where a resource stands, in kstatus terms. */
 export type Health =
@@ -250,15 +250,34 @@ export async function commitStatus<Spec, Status>(
   return written;
 }
 
-/** Events waiting to be written at most; past it they are dropped (client-go keeps 1,000). */
-export const MAX_QUEUED_EVENTS = 1_000;
+/**
+ * Events waiting to be written at most; past it they are dropped. client-go keeps 1,000; this
+ * holds the 4,000 of a 2,000-scope burst, which wait while the scopes are worked off.
+ */
+export const MAX_QUEUED_EVENTS = 10_000;
+
+/**
+ * Up to this many Events waiting, they yield to reconciles; past it they are written at full
+ * speed, so that a backlog that lasts (100,000 services to reconcile) is written, not dropped.
+ */
+export const YIELDING_EVENTS = 5_000;
+
+export interface EventRecorderOptions {
+  /** MAX_QUEUED_EVENTS unless set (tests). */
+  readonly capacity?: number;
+  /** YIELDING_EVENTS unless set (tests). */
+  readonly yieldingUpTo?: number;
+}
 
 /**
  * Writes core/v1 Events about our objects, as client-go's recorder does: record() queues the
  * Event and returns at once, so a reconcile never waits on it (two round trips per scope
  * less on its path); writers send the queue in the background, the Events of one object in
- * the order they were recorded. Best effort: a failed write is logged, and past
- * MAX_QUEUED_EVENTS an Event is dropped, never the reconcile. flush() waits for the queue.
+ * the order they were recorded. While `yieldTo`'s test says reconciles wait for a worker,
+ * only EVENT_WRITERS_UNDER_LOAD write at once: the status a reconcile writes is what users
+ * and GitOps tools wait on, the Event only tells of it. Best effort: a failed write is
+ * logged, and past the capacity an Event is dropped, never the reconcile. flush() waits for
+ * the queue.
  */
 export class EventRecorder {
   private readonly events: ResourceClient;
@@ -269,19 +288,44 @@ export class EventRecorder {
   private writing = 0;
   private dropped = 0;
   private idle: (() => void)[] = [];
+  private busy: () => boolean = () => false;
+  private readonly capacity: number;
+  private readonly yieldingUpTo: number;
 
   constructor(
     kube: Pick<Kube, 'resource'>,
     private readonly component: string,
     private readonly instance: string,
     private readonly log: Logger,
+    options: EventRecorderOptions = {},
   ) {
     this.events = kube.resource(Events);
+    this.capacity = options.capacity ?? MAX_QUEUED_EVENTS;
+    this.yieldingUpTo = options.yieldingUpTo ?? YIELDING_EVENTS;
+  }
+
+  /** Events recorded and not yet written (or failed), those being written included. */
+  get backlog(): number {
+    return this.queued;
+  }
+
+  /** Event writes in flight now. */
+  get inFlight(): number {
+    return this.writing;
+  }
+
+  /**
+   * Writes fewer Events at once while `busy()` holds (the operator: while any controller has
+   * keys waiting for a worker). It is asked each time a write can start, so writing speeds
+   * up again as soon as it stops holding.
+   */
+  yieldTo(busy: () => boolean): void {
+    this.busy = busy;
   }
 
   record(object: KubeObject, type: EventType, reason: string, message: string): void {
     const namespace = object.metadata.namespace ?? 'default';
-    if (this.queued >= MAX_QUEUED_EVENTS) {
+    if (this.queued >= this.capacity) {
       // One line per hundred: a flood of drops must not become a flood of logs.
       if (this.dropped++ % 100 === 0) {
         this.log.warn(
@@ -317,7 +361,10 @@ export class EventRecorder {
   }
 
   private pump(): void {
-    while (this.writing < EVENT_WRITERS && this.ready.length > 0) {
+    // At least one write stays in flight while any waits, so a pump always follows.
+    const writers =
+      this.queued <= this.yieldingUpTo && this.busy() ? EVENT_WRITERS_UNDER_LOAD : EVENT_WRITERS;
+    while (this.writing < writers && this.ready.length > 0) {
       const key = this.ready.shift() as string;
       const event = this.queues.get(key)?.shift();
       if (event === undefined) continue;

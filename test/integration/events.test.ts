@@ -1,8 +1,11 @@
 // The Event recorder against a real API: record() returns at once and the Events follow in
-// the background, those of one object in the order they were recorded; past the queue's
-// bound Events are dropped (never the caller), and a write the API refuses stops nothing.
+// the background, those of one object in the order they were recorded; while reconciles wait,
+// few are written at once, and all as soon as they stop waiting or the backlog grows; past the
+// queue's bound Events are dropped (never the caller), and a write the API refuses stops
+// nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventRecorder, MAX_QUEUED_EVENTS } from '../../src/controllers/status.js';
+import { EVENT_WRITERS, EVENT_WRITERS_UNDER_LOAD } from '../../src/controllers/concurrency.js';
+import { EventRecorder } from '../../src/controllers/status.js';
 import { Events, type Kube, type KubeObject } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import {
@@ -57,17 +60,56 @@ describe('event recorder', () => {
     for (const name of objects) expect(by.get(name), name).toEqual(steps);
   });
 
-  it('drops what comes past the bound, and a refused write stops nothing', async () => {
+  it('writes few at once while reconciles wait, and all once they stop waiting', async () => {
     const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
+    let busy = true;
+    recorder.yieldTo(() => busy);
+    for (let i = 0; i < 100; i++) {
+      recorder.record(about(`yield-${i}`), 'Normal', 'Yield', String(i));
+    }
+    /** The most writes seen in flight at once, polled until `done()`. */
+    const mostInFlight = async (done: () => boolean) => {
+      let most = 0;
+      while (!done()) {
+        most = Math.max(most, recorder.inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return most;
+    };
+    expect(await mostInFlight(() => recorder.backlog <= 80)).toBe(EVENT_WRITERS_UNDER_LOAD);
+    busy = false;
+    expect(await mostInFlight(() => recorder.backlog === 0)).toBeGreaterThan(
+      EVENT_WRITERS_UNDER_LOAD,
+    );
+    const by = await reasonsByObject();
+    expect([...by].filter(([name]) => name.startsWith('yield-'))).toHaveLength(100);
+  });
+
+  it('writes at full speed, busy or not, once the backlog passes its mark', async () => {
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log, { yieldingUpTo: 50 });
+    recorder.yieldTo(() => true);
+    for (let i = 0; i < 100; i++) {
+      recorder.record(about(`backlog-${i}`), 'Normal', 'Backlog', String(i));
+    }
+    expect(recorder.inFlight).toBe(EVENT_WRITERS);
+    await recorder.flush(60_000);
+    const by = await reasonsByObject();
+    expect([...by].filter(([name]) => name.startsWith('backlog-'))).toHaveLength(100);
+  });
+
+  it('drops what comes past the bound, and a refused write stops nothing', async () => {
+    const capacity = 200;
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log, { capacity });
     // First in the queue: refused by the API (no such namespace), logged, and the rest follow.
     recorder.record(about('lost', uniqueName('missing')), 'Warning', 'Refused', 'no namespace');
     // Recorded in one go, before any write can finish: the queue fills, then drops.
-    for (let i = 0; i < MAX_QUEUED_EVENTS + 10; i++) {
+    for (let i = 0; i < capacity + 10; i++) {
       recorder.record(about(`bulk-${i % 50}`), 'Normal', 'Bulk', String(i));
     }
+    expect(recorder.backlog).toBe(capacity);
     await recorder.flush(60_000);
     const by = await reasonsByObject();
     const bulk = [...by].filter(([name]) => name.startsWith('bulk-'));
-    expect(bulk.reduce((n, [, reasons]) => n + reasons.length, 0)).toBe(MAX_QUEUED_EVENTS - 1);
+    expect(bulk.reduce((n, [, reasons]) => n + reasons.length, 0)).toBe(capacity - 1);
   }, 90_000);
 });
