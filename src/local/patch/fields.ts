@@ -1,8 +1,8 @@
 // Field paths and field sets as structured-merge-diff keeps them for managedFields: path
 // elements in their fieldsV1 spelling (`f:name`, `k:{"type":"Ready"}`, `v:"x"`, `i:0`), set
-// algebra, the fieldsV1 encoding (with `.` for a set member that also has children) and a
-// bounded cache of decoded sets, and the `.spec.x[type="Ready"]` rendering used in conflict
-// messages.
+// algebra, the fieldsV1 encoding (with `.` for a set member that also has children) and
+// bounded caches of decoded sets and of encodings, and the `.spec.x[type="Ready"]` rendering
+// used in conflict messages.
 import { isObject, type Json, type JsonObject } from './util.js';
 
 /** One step of a field path, spelled as a fieldsV1 key. */
@@ -157,13 +157,48 @@ function keyOf(path: FieldPath): string {
 }
 
 /**
- * Decoded fieldsV1 by their JSON, least recently used first: objects of one kind written by
- * one manager share them. Bounded by entries and by the JSON they were read from.
+ * Values by a text key, least recently used first, bounded by entries and by the keys' length:
+ * what objects of one kind written by one manager share.
  */
-const decoded = new Map<string, FieldSet>();
-const MAX_DECODED = 4096;
-const MAX_DECODED_CHARS = 2 * 1024 * 1024;
-let decodedChars = 0;
+class RecentlyUsed<V> {
+  private readonly entries = new Map<string, V>();
+  private chars = 0;
+
+  constructor(
+    private readonly maxEntries = 4096,
+    private readonly maxChars = 2 * 1024 * 1024,
+  ) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    if (this.entries.has(key)) this.entries.delete(key);
+    else this.chars += key.length;
+    this.entries.set(key, value);
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
+      this.entries.delete(oldest);
+      this.chars -= oldest.length;
+    }
+  }
+}
+
+/** Decoded fieldsV1 by their JSON. */
+const decoded = new RecentlyUsed<FieldSet>();
+
+/**
+ * Encodings by their sets' member keys, joined: equal sets made apart (one per object) encode
+ * once.
+ */
+const encodings = new RecentlyUsed<JsonObject>();
+const ENCODING_SEPARATOR = '\u0002';
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
@@ -267,8 +302,21 @@ export class FieldSet {
    * per set and shared, so it is frozen.
    */
   toFieldsV1(): JsonObject {
-    this.encoded ??= deepFreeze(this.encode());
-    return this.encoded;
+    if (this.encoded !== undefined) return this.encoded;
+    const keys = [...this.members.keys()];
+    // A member key holding the separator could make two sets join alike: such are not shared.
+    if (keys.some((k) => k.includes(ENCODING_SEPARATOR))) {
+      this.encoded = deepFreeze(this.encode());
+      return this.encoded;
+    }
+    const key = keys.join(ENCODING_SEPARATOR);
+    let encoded = encodings.get(key);
+    if (encoded === undefined) {
+      encoded = deepFreeze(this.encode());
+      encodings.set(key, encoded);
+    }
+    this.encoded = encoded;
+    return encoded;
   }
 
   private encode(): JsonObject {
@@ -309,16 +357,8 @@ export class FieldSet {
     let set = decoded.get(text);
     if (set === undefined) {
       set = FieldSet.decode(fields);
-      decodedChars += text.length;
-      for (const oldest of decoded.keys()) {
-        if (decoded.size < MAX_DECODED && decodedChars <= MAX_DECODED_CHARS) break;
-        decoded.delete(oldest);
-        decodedChars -= oldest.length;
-      }
-    } else {
-      decoded.delete(text);
+      decoded.set(text, set);
     }
-    decoded.set(text, set);
     return set;
   }
 

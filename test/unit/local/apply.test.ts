@@ -633,4 +633,16 @@ describe('the FieldsV1 encoding', () => {
     for (const path of paths) expect(set.has(path)).toBe(true);
     expect(set.difference(FieldSet.of([['f:a', 'f:b']])).size).toBe(paths.length - 1);
   });
+
+  it('encodes equal sets made apart once, and never lends one set the encoding of another', () => {
+    const paths = [['f:spec', 'f:name'], ['f:status', 'f:id'], ['f:spec']];
+    const first = FieldSet.of(paths).toFieldsV1();
+    expect(FieldSet.of(paths).toFieldsV1()).toBe(first);
+    expect(first).toEqual({ 'f:spec': { '.': {}, 'f:name': {} }, 'f:status': { 'f:id': {} } });
+    // Member keys joined alike: one path of one element holding the separator, two paths.
+    const one = FieldSet.of([['f:a\u0002f:b']]);
+    const two = FieldSet.of([['f:a'], ['f:b']]);
+    expect(one.toFieldsV1()).toEqual({ 'f:a\u0002f:b': {} });
+    expect(two.toFieldsV1()).toEqual({ 'f:a': {}, 'f:b': {} });
+  });
 });
