@@ -21,6 +21,8 @@ export interface ObservedOperator {
   /** Informer caches of the kinds the operator owns; objects carry their kind. */
   readonly caches: readonly { list(): readonly KubeObject[] }[];
   readonly stats: TransportStats;
+  /** The Event recorder: Events waiting to be written (those in flight too), and dropped. */
+  readonly events: { readonly backlog: number; readonly dropped: number };
   /** Informers synced and not shutting down; true on standbys too, which are healthy. */
   ready(): boolean;
 }
@@ -99,6 +101,23 @@ export class OperatorMetrics implements ControllerMetrics {
       collect() {
         this.reset();
         this.inc(self.observed?.stats.connections ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'nrn_events_queued',
+      help: 'Kubernetes Events recorded and not yet written: they wait while reconciles do.',
+      registers,
+      collect() {
+        this.set(self.observed?.events.backlog ?? 0);
+      },
+    });
+    new Counter({
+      name: 'nrn_events_dropped_total',
+      help: 'Kubernetes Events dropped because the queue was full.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.observed?.events.dropped ?? 0);
       },
     });
     collectDefaultMetrics({ register: this.registry });

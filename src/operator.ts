@@ -159,6 +159,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       controllers,
       caches: [applications.cache, scopes.cache, ...services.caches],
       stats: kube.stats,
+      events,
       ready: () => phase === 'started',
     });
   }

@@ -286,7 +286,7 @@ export class EventRecorder {
   private readonly ready: string[] = [];
   private queued = 0;
   private writing = 0;
-  private dropped = 0;
+  private droppedCount = 0;
   private idle: (() => void)[] = [];
   private busy: () => boolean = () => false;
   private readonly capacity: number;
@@ -314,6 +314,11 @@ export class EventRecorder {
     return this.writing;
   }
 
+  /** Events dropped because the queue was full, since the start. */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
   /**
    * Writes fewer Events at once while `busy()` holds (the operator: while any controller has
    * keys waiting for a worker). It is asked each time a write can start, so writing speeds
@@ -327,9 +332,9 @@ export class EventRecorder {
     const namespace = object.metadata.namespace ?? 'default';
     if (this.queued >= this.capacity) {
       // One line per hundred: a flood of drops must not become a flood of logs.
-      if (this.dropped++ % 100 === 0) {
+      if (this.droppedCount++ % 100 === 0) {
         this.log.warn(
-          { object: `${namespace}/${object.metadata.name}`, reason, dropped: this.dropped },
+          { object: `${namespace}/${object.metadata.name}`, reason, dropped: this.droppedCount },
           'event queue full; event dropped',
         );
       }

@@ -206,6 +206,16 @@ spec:
     ).toBeGreaterThanOrEqual(0);
     expect(find(samples, 'nrn_kube_api_requests_total')[0]?.value).toBeGreaterThan(0);
     expect(find(samples, 'nrn_kube_api_connections_total')[0]?.value).toBeGreaterThan(0);
+    // The scope's Events follow its status in the background: the queue empties, none dropped.
+    const eventsQueued = () => find(samples, 'nrn_events_queued')[0]?.value;
+    while (eventsQueued() !== 0 && Date.now() < deadline + 5_000) {
+      await sleep(50);
+      samples = await scrape();
+    }
+    expect(eventsQueued()).toBe(0);
+    expect(find(samples, 'nrn_events_dropped_total')).toEqual([
+      expect.objectContaining({ value: 0 }),
+    ]);
     // prom-client's default process metrics ride along.
     expect(find(samples, 'process_cpu_user_seconds_total')).toHaveLength(1);
     expect(find(samples, 'nodejs_heap_size_used_bytes')).toHaveLength(1);
