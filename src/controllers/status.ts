@@ -289,6 +289,8 @@ export class EventRecorder {
   private droppedCount = 0;
   private idle: (() => void)[] = [];
   private busy: () => boolean = () => false;
+  /** Someone waits in flush() (a shutdown): Events no longer yield. */
+  private flushing = false;
   private readonly capacity: number;
   private readonly yieldingUpTo: number;
 
@@ -353,9 +355,14 @@ export class EventRecorder {
     }
   }
 
-  /** Resolves once every Event recorded so far is written (or failed), or after `timeoutMs`. */
+  /**
+   * Resolves once every Event recorded so far is written (or failed), or after `timeoutMs`;
+   * meanwhile they are written at full speed, busy or not (the operator's shutdown waits).
+   */
   flush(timeoutMs = 5_000): Promise<void> {
     if (this.queued === 0) return Promise.resolve();
+    this.flushing = true;
+    this.pump();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.idle.push(() => {
@@ -367,8 +374,8 @@ export class EventRecorder {
 
   private pump(): void {
     // At least one write stays in flight while any waits, so a pump always follows.
-    const writers =
-      this.queued <= this.yieldingUpTo && this.busy() ? EVENT_WRITERS_UNDER_LOAD : EVENT_WRITERS;
+    const yielding = !this.flushing && this.queued <= this.yieldingUpTo && this.busy();
+    const writers = yielding ? EVENT_WRITERS_UNDER_LOAD : EVENT_WRITERS;
     while (this.writing < writers && this.ready.length > 0) {
       const key = this.ready.shift() as string;
       const event = this.queues.get(key)?.shift();
@@ -380,7 +387,10 @@ export class EventRecorder {
         const rest = this.queues.get(key);
         if (rest !== undefined && rest.length > 0) this.ready.push(key);
         else this.queues.delete(key);
-        if (this.queued === 0) for (const done of this.idle.splice(0)) done();
+        if (this.queued === 0) {
+          this.flushing = false;
+          for (const done of this.idle.splice(0)) done();
+        }
         this.pump();
       });
     }

@@ -1,8 +1,8 @@
 // The Event recorder against a real API: record() returns at once and the Events follow in
 // the background, those of one object in the order they were recorded; while reconciles wait,
-// few are written at once, and all as soon as they stop waiting or the backlog grows; past the
-// queue's bound Events are dropped (never the caller), and a write the API refuses stops
-// nothing.
+// few are written at once, and all as soon as they stop waiting, the backlog grows or someone
+// flushes; past the queue's bound Events are dropped (never the caller), and a write the API
+// refuses stops nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_WRITERS, EVENT_WRITERS_UNDER_LOAD } from '../../src/controllers/concurrency.js';
 import { EventRecorder } from '../../src/controllers/status.js';
@@ -83,6 +83,20 @@ describe('event recorder', () => {
     );
     const by = await reasonsByObject();
     expect([...by].filter(([name]) => name.startsWith('yield-'))).toHaveLength(100);
+  });
+
+  it('writes at full speed, busy or not, while someone waits for the queue', async () => {
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
+    recorder.yieldTo(() => true);
+    for (let i = 0; i < 100; i++) {
+      recorder.record(about(`flush-${i}`), 'Normal', 'Flush', String(i));
+    }
+    expect(recorder.inFlight).toBe(EVENT_WRITERS_UNDER_LOAD);
+    const flushed = recorder.flush(60_000);
+    expect(recorder.inFlight).toBe(EVENT_WRITERS);
+    await flushed;
+    const by = await reasonsByObject();
+    expect([...by].filter(([name]) => name.startsWith('flush-'))).toHaveLength(100);
   });
 
   it('writes at full speed, busy or not, once the backlog passes its mark', async () => {
