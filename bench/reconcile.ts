@@ -219,6 +219,8 @@ interface Stats {
   serviceQueue: number;
   heapUsed: number;
   heapTotal: number;
+  /** Kubernetes Events the operator has recorded and not yet written. */
+  eventsQueued: number;
 }
 
 /** The operator's counters; with `gc`, after it collected garbage (so RSS is what it keeps). */
@@ -234,6 +236,7 @@ async function stats(p: Processes, gc = false): Promise<Stats> {
     serviceQueue = 0,
     heapUsed = 0,
     heapTotal = 0,
+    eventsQueued = 0,
   ] = parts;
   return {
     requests,
@@ -244,6 +247,7 @@ async function stats(p: Processes, gc = false): Promise<Stats> {
     serviceQueue,
     heapUsed,
     heapTotal,
+    eventsQueued,
   };
 }
 
@@ -520,6 +524,7 @@ try {
       '',
     ],
     ['  services the operator had given a status then', String(collected.servicesReconciled), ''],
+    ['  Events it had recorded and not yet written then', String(collected.eventsQueued), ''],
     [`  (services created at ${(CACHE_SERVICES / servicesSeconds).toFixed(0)}/s)`, '', ''],
   );
   if (settled !== undefined) {

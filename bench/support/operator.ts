@@ -6,7 +6,7 @@
 // measured is what `node dist/...` runs, without tsx's loader.
 // Prints `READY` once leading; for each `STATS` line on stdin prints `STATS <requests>
 // <connections> <scopeReconciles> <servicesCached> <servicesReconciled> <serviceQueue>
-// <heapUsed> <heapTotal>`, and for a `GC` line the same after collecting garbage (needs
+// <heapUsed> <heapTotal> <eventsQueued>`, and for a `GC` line the same after collecting garbage (needs
 // --expose-gc); for `SNAP <file>` writes a heap snapshot there, then prints `SNAPPED`; stops
 // on SIGTERM.
 //   node bench/support/operator.js KUBECONFIG      (or node --import tsx ... operator.ts)
@@ -77,7 +77,7 @@ function printStats(): void {
   const queue = observed?.controllers.find((c) => c.name === 'services')?.queue.length ?? 0;
   const { heapUsed, heapTotal } = process.memoryUsage();
   process.stdout.write(
-    `STATS ${requests} ${connections} ${scopeReconciles} ${cached} ${reconciled} ${queue} ${heapUsed} ${heapTotal}\n`,
+    `STATS ${requests} ${connections} ${scopeReconciles} ${cached} ${reconciled} ${queue} ${heapUsed} ${heapTotal} ${observed?.events.backlog ?? 0}\n`,
   );
 }
 process.once('SIGTERM', () => {

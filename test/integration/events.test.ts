@@ -60,6 +60,42 @@ describe('event recorder', () => {
     for (const name of objects) expect(by.get(name), name).toEqual(steps);
   });
 
+  it('writes the object, reason and time of the transition as recorded', async () => {
+    const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    recorder.record(about('shape'), 'Warning', 'Shaped', 'as recorded');
+    const after = Date.now();
+    await recorder.flush();
+    const items = (await kube.resource(Events).list({ namespace: ns })).items as unknown as {
+      metadata: { name: string };
+      involvedObject: Record<string, unknown>;
+      firstTimestamp: string;
+      lastTimestamp: string;
+    }[];
+    const event = items.find((e) => e.involvedObject.name === 'shape');
+    expect(event).toMatchObject({
+      metadata: { name: expect.stringMatching(/^shape\.[0-9a-f]+$/) },
+      involvedObject: {
+        apiVersion: 'platform.nrn.dev/v1alpha1',
+        kind: 'Scope',
+        name: 'shape',
+        namespace: ns,
+        uid: `uid-${ns}-shape`,
+      },
+      type: 'Warning',
+      reason: 'Shaped',
+      message: 'as recorded',
+      source: { component: 'test' },
+      reportingComponent: 'test',
+      reportingInstance: 'test-instance',
+      count: 1,
+    });
+    const at = Date.parse(event?.firstTimestamp ?? '');
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(after);
+    expect(event?.lastTimestamp).toBe(event?.firstTimestamp);
+  });
+
   it('writes few at once while reconciles wait, and all once they stop waiting', async () => {
     const recorder = new EventRecorder(kube, 'test', 'test-instance', log);
     let busy = true;
