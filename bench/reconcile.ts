@@ -66,8 +66,15 @@ async function start(): Promise<Processes> {
     stdin: true,
   });
   const operatorLines = linesOf(operator);
-  const line = await operatorLines.next();
-  if (line !== 'READY') throw new Error(`operator: ${line}`);
+  try {
+    const line = await operatorLines.next();
+    if (line !== 'READY') throw new Error(`operator: ${line}`);
+  } catch (error) {
+    // Or the plane outlives the run, holding stdout's pipe open.
+    plane.kill('SIGTERM');
+    agent.destroy();
+    throw error;
+  }
   return { dir, plane, operator, operatorLines, api: { url: new URL(url), token, agent } };
 }
 

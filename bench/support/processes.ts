@@ -3,30 +3,44 @@
 // work spread over a fixed number of concurrent workers.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { compileSupportScript } from './compile.js';
 
 export interface Lines {
   next(): Promise<string>;
 }
 
+/** What every support script prints starts so; V8's tracing flags also print to stdout. */
+const PROTOCOL_LINE = /^[A-Z]+( |$)/;
+
+/**
+ * The process's protocol lines (see PROTOCOL_LINE), skipping whatever else reaches stdout. Read
+ * as they come, not when asked for: a child tracing to stdout would block on a full pipe.
+ */
 export function linesOf(child: ChildProcess): Lines {
-  const iterator = (async function* () {
-    let buffer = '';
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      buffer += chunk.toString();
-      let i = buffer.indexOf('\n');
-      while (i >= 0) {
-        yield buffer.slice(0, i);
-        buffer = buffer.slice(i + 1);
-        i = buffer.indexOf('\n');
-      }
-    }
-  })();
+  const lines: string[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const input = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  input.on('line', (line) => {
+    if (!PROTOCOL_LINE.test(line)) return;
+    lines.push(line);
+    wake?.();
+  });
+  input.on('close', () => {
+    ended = true;
+    wake?.();
+  });
   return {
     next: async () => {
-      const { value, done } = await iterator.next();
-      if (done === true) throw new Error('the process ended');
-      return value;
+      while (lines.length === 0) {
+        if (ended) throw new Error('the process ended');
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+      return lines.shift() as string;
     },
   };
 }
