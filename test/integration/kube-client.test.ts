@@ -24,6 +24,7 @@ import {
   Scopes,
   Secrets,
 } from '../../src/kube/index.js';
+import { issueTls } from '../../src/local/tls.js';
 import { silentLogger } from '../../src/log.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { sleep, until } from '../support/wait.js';
@@ -614,6 +615,33 @@ describe('kube client', () => {
       } finally {
         refused.close();
       }
+    });
+
+    it('a server whose certificate the kubeconfig CA did not sign is refused', async () => {
+      const config = parseYaml(await readFile(cluster.kubeconfigPath, 'utf8')) as {
+        clusters: { cluster: Record<string, unknown> }[];
+      };
+      const stranger = Buffer.from(issueTls(['127.0.0.1']).ca).toString('base64');
+      for (const entry of config.clusters) {
+        delete entry.cluster['certificate-authority'];
+        delete entry.cluster['insecure-skip-tls-verify'];
+        entry.cluster['certificate-authority-data'] = stranger;
+      }
+      const path = join(dir, 'kubeconfig-stranger-ca');
+      await writeFile(path, stringifyYaml(config), { mode: 0o600 });
+      const distrusting = await connect({ kubeconfigPath: path, log });
+      try {
+        const error = await distrusting
+          .resource(Namespaces)
+          .get({ name: 'default' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(KubeTransportError);
+        expect((error as KubeTransportError).errorCode).toMatch(/CERT|SIGNATURE|VERIFY/);
+      } finally {
+        distrusting.close();
+      }
+      // The cluster's own CA, through the same code, is trusted.
+      expect((await kube.resource(Namespaces).get({ name: ns })).metadata.name).toBe(ns);
     });
 
     it('a request that gets no answer fails at its deadline with a TIMEOUT', async () => {
