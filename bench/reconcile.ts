@@ -3,8 +3,9 @@
 // system (apply-to-active p50/p99), a burst of scopes applied at once over 16 connections
 // (time until all are active, scopes/s, p50/p99, operator RSS, how long their Events trail),
 // twice: the first burst after start runs while V8 still compiles the hot code of both
-// servers, the second as a process that has been running does. Then the operator's requests
-// per reconcile, and its RSS holding many scopes and services. Active is seen on one watch.
+// servers, the second as a process that has been running does: the one the goal of >= 200
+// scopes/s is read on (ADR 0013). Then the operator's requests per reconcile, and its RSS
+// holding many scopes and services. Active is seen on one watch.
 // The servers run compiled to JavaScript, as `node dist/...` would (tsx's loader alone adds
 // some 80 MiB to a process), unless BENCH_TSX=1.
 //   npm run bench:reconcile   (BENCH_SCOPES, BENCH_SINGLES, BENCH_CACHE_SCOPES,
@@ -359,11 +360,12 @@ function burstRows(
   title: string,
   b: Burst,
   after: { rss: number; peak: number },
+  goal: string,
 ): Array<[string, string, string]> {
   const cpu = b.cpuPerScopeMs;
   return [
     [title, `${b.seconds.toFixed(2)} s`, ''],
-    ['  scopes/s to active', (SCOPES / b.seconds).toFixed(0), '>= 200'],
+    ['  scopes/s to active', (SCOPES / b.seconds).toFixed(0), goal],
     [
       '  (all created in; scopes/s to active after that)',
       `${b.createSeconds.toFixed(2)} s; ${b.rateAfterCreates.toFixed(0)}`,
@@ -501,12 +503,20 @@ try {
     ['operator RSS at start (idle, nothing cached)', mib(idleRss.rss), ''],
     [`single scope apply-to-active p50 (${SINGLES} in sequence)`, ms(percentile(singles, 50)), ''],
     ['single scope apply-to-active p99', ms(percentile(singles, 99)), '<= 250 ms'],
+    // The goal is a running operator's (ADR 0013): the first burst after start also pays
+    // for V8 compiling both servers' hot code, and is printed as the figure at start.
     ...burstRows(
-      `${SCOPES} scopes at once (${CONNECTIONS} connections), first burst: all active in`,
+      `${SCOPES} scopes at once (${CONNECTIONS} connections), first burst after start: all active in`,
       first,
       firstRss,
+      '',
     ),
-    ...burstRows(`${SCOPES} more at once, second burst: all active in`, second, secondRss),
+    ...burstRows(
+      `${SCOPES} more at once, second burst (running operator): all active in`,
+      second,
+      secondRss,
+      '>= 200',
+    ),
     ['requests per scope to active (idle, single)', singleRequests.toFixed(1), ''],
     ['  scope reconciles per scope (idle, single)', singleReconciles.toFixed(1), ''],
     ['  requests per reconcile (idle, single)', (singleRequests / singleReconciles).toFixed(1), ''],
