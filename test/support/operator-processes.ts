@@ -76,9 +76,15 @@ export interface OperatorProcess {
 
 /**
  * `nrn-operator run --kubeconfig F [--namespace NS]` with info logs, parsed as they come;
- * without a namespace the operator must pick its default (not the kubeconfig's).
+ * without a namespace the operator must pick its default (not the kubeconfig's). With
+ * `viaEnvironment`, F is given as the current kubeconfig (KUBECONFIG) instead of the flag.
  */
-export function startOperatorProcess(kubeconfigPath: string, namespace?: string): OperatorProcess {
+export function startOperatorProcess(
+  kubeconfigPath: string,
+  namespace?: string,
+  options: { readonly viaEnvironment?: boolean } = {},
+): OperatorProcess {
+  const viaEnvironment = options.viaEnvironment === true;
   const child = spawn(
     process.execPath,
     [
@@ -86,8 +92,7 @@ export function startOperatorProcess(kubeconfigPath: string, namespace?: string)
       'tsx',
       CLI,
       'run',
-      '--kubeconfig',
-      kubeconfigPath,
+      ...(viaEnvironment ? [] : ['--kubeconfig', kubeconfigPath]),
       // Several replicas share this machine: each serves metrics and facade on free ports.
       '--metrics-port',
       '0',
@@ -95,7 +100,14 @@ export function startOperatorProcess(kubeconfigPath: string, namespace?: string)
       '0',
       ...(namespace !== undefined ? ['--namespace', namespace] : []),
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } },
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'info',
+        ...(viaEnvironment ? { KUBECONFIG: kubeconfigPath } : {}),
+      },
+    },
   );
   const logs: LogLine[] = [];
   const waiters = new Set<() => void>();

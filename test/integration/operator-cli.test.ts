@@ -1,0 +1,143 @@
+// The operator as the `nrn-operator` command runs it, driven with kubectl: `local` runs it
+// beside its control plane (applying the CRDs itself), so a scope applied there ends Ready;
+// `run` with no --kubeconfig follows the current kubeconfig (KUBECONFIG), and logs each
+// reconcile as JSON with its key.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { kubectl } from '../support/cluster.js';
+import {
+  type LogLine,
+  startControlPlaneProcess,
+  startLocalProcess,
+  startOperatorProcess,
+} from '../support/operator-processes.js';
+
+const CRDS = join(import.meta.dirname, '../../crds');
+
+const manifests = (ns: string, scope: string) => `
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${ns}}
+---
+apiVersion: platform.nrn.dev/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: ${ns}}
+spec: {id: 7, name: shop, nrn: "organization=1:account=2:namespace=3:application=7"}
+---
+apiVersion: platform.nrn.dev/v1alpha1
+kind: Scope
+metadata: {name: ${scope}, namespace: ${ns}}
+spec:
+  name: ${scope}
+  type: web_pool
+  application_id: 7
+  requested_spec: {memory_in_gb: 1, cpu_profile: standard, local_storage_in_gb: 5}
+`;
+
+/** kubectl against the control plane of `kubeconfigPath`. */
+const kubectlAt = (kubeconfigPath: string) => {
+  const cluster = {
+    kind: 'local' as const,
+    kubeconfigPath,
+    settle: async () => {},
+    close: async () => {},
+  };
+  // Longer than kubectl's own --timeout below, so that kubectl says what it waited for.
+  return (args: string[], input?: string) =>
+    kubectl(cluster, args, { timeoutMs: 90_000, ...(input !== undefined ? { input } : {}) });
+};
+
+/** Applies an application and a scope with kubectl, waits for Ready, and gives the scope's id. */
+async function applyUntilReady(kubeconfigPath: string, ns: string, scope: string) {
+  const k = kubectlAt(kubeconfigPath);
+  // The operator applies the CRDs as it starts: wait until kubectl can name the kinds.
+  await expect
+    .poll(async () => (await k(['get', 'crd', 'scopes.platform.nrn.dev'])).code, {
+      timeout: 30_000,
+    })
+    .toBe(0);
+  await k(['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+  await k(['wait', '--for=condition=Established', 'crd/applications.platform.nrn.dev']);
+  const applied = await k(['apply', '-f', '-'], manifests(ns, scope));
+  expect(applied.stderr).toBe('');
+  const waited = await k([
+    'wait',
+    '--for=condition=Ready',
+    `scope/${scope}`,
+    '-n',
+    ns,
+    '--timeout=60s',
+  ]);
+  expect(waited.stdout).toContain('condition met');
+  const got = await k([
+    'get',
+    'scope',
+    scope,
+    '-n',
+    ns,
+    '-o',
+    'jsonpath={.status.status} {.status.id}',
+  ]);
+  const [status, id] = got.stdout.split(' ');
+  expect(status).toBe('active');
+  // Provisioned: the scope's own namespace is there.
+  expect((await k(['get', 'namespace', `nrn-scope-${id}`])).code).toBe(0);
+  return { id: Number(id) };
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+describe('the operator as the nrn-operator command runs it', () => {
+  const dirs: string[] = [];
+  // Stopped here too: a test that times out must not leave servers behind.
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const child of children.reverse()) await stop(child);
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('local: runs the operator beside the control plane, so a scope kubectl applies is Ready', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-cli-local-'));
+    dirs.push(dir);
+    const local = await startLocalProcess(dir, ['--no-facade']);
+    children.push(local.child);
+    const { id } = await applyUntilReady(local.kubeconfigPath, 'shop', 'web');
+    expect(id).toBeGreaterThan(0);
+    expect(await stop(local.child)).toBe(0);
+  });
+
+  it('run: with no --kubeconfig follows KUBECONFIG, and logs each reconcile with its key', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-cli-run-'));
+    dirs.push(dir);
+    const plane = await startControlPlaneProcess(dir);
+    children.push(plane.child);
+    // `run` expects the CRDs installed, as deploy/ does.
+    const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
+    expect(crds.code).toBe(0);
+    const operator = startOperatorProcess(plane.kubeconfigPath, undefined, {
+      viaEnvironment: true,
+    });
+    children.push(operator.child);
+    await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
+    const { id } = await applyUntilReady(plane.kubeconfigPath, 'shop', 'api');
+    const provisioned = await operator.waitForLog(
+      (line: LogLine) => line.msg === 'scope provisioned' && line.id === id,
+    );
+    expect(provisioned).toMatchObject({ controller: 'scopes', key: 'shop/api', level: 30 });
+    expect(typeof provisioned.time).toBe('number');
+    expect(await stop(operator.child)).toBe(0);
+    expect(await stop(plane.child)).toBe(0);
+  });
+});
