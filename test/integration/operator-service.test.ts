@@ -11,7 +11,7 @@ import {
   TIMESTAMP_HEADER,
   verifySignature,
 } from '../../src/controllers/provisioners/webhook.js';
-import { RawServices } from '../../src/controllers/service.js';
+import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/service.js';
 import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
@@ -38,6 +38,8 @@ interface Received {
   };
   readonly verified: boolean;
   readonly headers: IncomingHttpHeaders;
+  /** When it came (Date.now()). */
+  readonly at: number;
 }
 
 interface Reply {
@@ -92,6 +94,7 @@ class Provider {
             raw,
           ),
           headers: req.headers,
+          at: Date.now(),
         };
         this.calls.push(call);
         const nth = this.calls.filter((c) => c.name === call.name).length;
@@ -363,6 +366,27 @@ describe('operator: services', () => {
     expect(seen).toContain('creating');
     expect(seen.at(-1)).toBe('active');
     expect(provider.callsOf('slow')).toHaveLength(2);
+  });
+
+  it('asynchronous without Retry-After: polled with growing backoff, then active', async () => {
+    provider.on('unhurried', (_call, nth) =>
+      nth <= 4
+        ? { status: 202, body: { status: 'creating' } }
+        : { status: 200, body: { status: 'active' } },
+    );
+    await createService('unhurried', { host: 'u.internal' });
+    await waitService('unhurried', (s) => s.status?.status === 'active');
+    const calls = provider.callsOf('unhurried');
+    expect(calls).toHaveLength(5);
+    const gaps = calls.slice(1).map((c, i) => c.at - (calls[i] as Received).at);
+    // DEFAULT_PROVIDER_BACKOFF: 500 ms doubling, each delay drawn from [d / 2, d]; the
+    // queue may run a key later than asked, never sooner.
+    const { initialMs, jitter } = DEFAULT_PROVIDER_BACKOFF;
+    const floor = (attempt: number) => Math.floor(initialMs * 2 ** attempt * (1 - jitter));
+    // The fourth wait (>= 2 s) is what a fixed poll would not make.
+    gaps.forEach((gap, attempt) => {
+      expect(gap).toBeGreaterThanOrEqual(floor(attempt));
+    });
   });
 
   it('provider refusal: 4xx is failed with its message, and not called again', async () => {
