@@ -2,7 +2,7 @@
 // with the operator running in-process, and reads back what a platform team would see.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
+import { connect, type Kube, Namespaces, Scopes } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
@@ -318,14 +318,30 @@ ${extra}`;
     ]);
   });
 
-  it('delete removes the children, then the scope', async () => {
+  it('delete removes the children, then the scope, through deleting and deleted', async () => {
     const web = await getScope('web');
     const child = `nrn-scope-${web.status?.id}`;
+    const before = (await readEventReasons('web')).length;
+    // Every status written on the way, as a watch of a client of its own sees it.
+    const watcher = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    const watched = watcher.informer(Scopes, { namespace: ns, fieldSelector: 'metadata.name=web' });
+    const seen: string[] = [];
+    watched.on('update', (o) => {
+      const value = o.status?.status;
+      if (value !== undefined && value !== seen.at(-1)) seen.push(value);
+    });
+    await watched.start();
     const del = await kubectl(cluster, ['delete', 'scope', 'web', '-n', ns, '--timeout=20s']);
+    await watched.stop();
+    watcher.close();
     expect(del.code).toBe(0);
+    // The first change is the API server's (deletionTimestamp on the active scope).
+    expect(seen).toEqual(['active', 'deleting', 'deleted']);
     const gone = await kubectl(cluster, ['get', 'scope', 'web', '-n', ns]);
     expect(gone.stderr).toContain('NotFound');
     const nsGone = await kubectl(cluster, ['get', 'namespace', child]);
     expect(nsGone.stderr).toContain('NotFound');
+    // The Events outlive the scope: one for each lifecycle value of its deletion.
+    expect((await eventReasons('web', before + 2)).slice(before)).toEqual(['Deleting', 'Deleted']);
   });
 });

@@ -562,6 +562,71 @@ describe('operator: services', () => {
     expect(gone.stderr).toContain('NotFound');
   });
 
+  it('goes through every lifecycle value, as a watch sees it, from accepted to deleted', async () => {
+    const actions = new Map<string, number>();
+    provider.on('traced', (call) => {
+      const nth = (actions.get(call.action) ?? 0) + 1;
+      actions.set(call.action, nth);
+      const ongoing = call.action === 'delete' ? 'deleting' : 'creating';
+      const done = call.action === 'delete' ? 'deleted' : 'active';
+      return nth === 1
+        ? { status: 202, body: { status: ongoing }, headers: { 'retry-after': '1' } }
+        : { status: 200, body: { status: done } };
+    });
+    // Every write is an event of this watch (an informer of a client of its own), so no value
+    // written can slip between two reads, as it could when polling.
+    const watcher = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    const services = watcher.informer(RawServices, {
+      namespace: ns,
+      fieldSelector: 'metadata.name=traced',
+    });
+    const seen: string[] = [];
+    let gone = false;
+    const record = (object: ServiceView) => {
+      const value = object.status?.status;
+      if (value !== undefined && value !== seen.at(-1)) seen.push(value);
+    };
+    services.on('add', (o) => record(o as ServiceView));
+    services.on('update', (o) => record(o as ServiceView));
+    services.on('delete', () => {
+      gone = true;
+    });
+    await services.start();
+    try {
+      await createService('traced', { host: 't.internal' });
+      await waitService('traced', (s) => s.status?.status === 'active');
+      const del = await kubectl(cluster, [
+        'delete',
+        'service.platform.nrn.dev',
+        'traced',
+        '-n',
+        ns,
+        '--timeout=30s',
+      ]);
+      expect(del.code).toBe(0);
+      await expect.poll(() => gone, { timeout: 10_000 }).toBe(true);
+      expect(seen).toEqual([
+        'pending_create',
+        'pending',
+        'creating',
+        'active',
+        'deleting',
+        'deleted',
+      ]);
+      expect(await eventReasons('traced', 6)).toEqual([
+        'Accepted',
+        'Validated',
+        'Provisioning',
+        'Provisioned',
+        'Deleting',
+        'Deleted',
+      ]);
+    } finally {
+      await services.stop();
+      watcher.close();
+    }
+  });
+
   it('a refused service is tried again on a retry annotation, once per value', async () => {
     provider.on('retried', (_call, nth) =>
       nth <= 2
