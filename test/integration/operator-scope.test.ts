@@ -158,8 +158,39 @@ ${extra}`;
       'limits.cpu': '2',
       'limits.ephemeral-storage': '10240Mi',
     });
-    await k(['get', 'limitrange', 'scope-limits', '-n', child]);
-    await k(['get', 'serviceaccount', 'scope-runtime', '-n', child]);
+    // Each child is the scope's: written by the operator's field manager, server-side apply
+    // for all but the new Namespace (created: a 409 tells whether another's has the name),
+    // and labelled with the scope's uid (a namespace cannot have a namespaced owner, ADR 0004).
+    for (const [kind, name, namespace] of [
+      ['namespace', child, undefined],
+      ['resourcequota', 'scope-quota', child],
+      ['limitrange', 'scope-limits', child],
+      ['serviceaccount', 'scope-runtime', child],
+    ] as const) {
+      const object = JSON.parse(
+        await k([
+          'get',
+          kind,
+          name,
+          ...(namespace !== undefined ? ['-n', namespace] : []),
+          '-o',
+          'json',
+          '--show-managed-fields',
+        ]),
+      ) as {
+        metadata: {
+          labels?: Record<string, string>;
+          managedFields?: { manager: string; operation: string }[];
+        };
+      };
+      expect(object.metadata.labels?.['platform.nrn.dev/scope-uid']).toBe(active.metadata.uid);
+      expect(object.metadata.managedFields).toContainEqual(
+        expect.objectContaining({
+          manager: 'nrn-operator',
+          operation: kind === 'namespace' ? 'Update' : 'Apply',
+        }),
+      );
+    }
 
     const table = await k(['get', 'scopes', '-n', ns]);
     const header = table.split('\n')[0] ?? '';
