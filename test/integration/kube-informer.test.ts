@@ -1,6 +1,6 @@
 // src/kube's informer: lists and follows changes, re-watches when the server ends a watch,
-// relists after 410, rides out an unreachable server, gives up a dead watch at its idle
-// deadline, keeps its indexes right, and stops for good.
+// relists after 410, rides out an unreachable server and HTTP errors on its list and watch,
+// gives up a dead watch at its idle deadline, keeps its indexes right, and stops for good.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import {
   defineResource,
   type Informer,
   type Kube,
+  KubeApiError,
   type KubeObject,
   KubeTransportError,
   LAST_APPLIED_ANNOTATION,
@@ -24,6 +25,7 @@ import {
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
 import { silentLogger } from '../../src/log.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 
 const log = silentLogger();
 const fastBackoff = { initialMs: 50, maxMs: 400, jitter: 0.5 };
@@ -443,6 +445,40 @@ describe('kube informer when the server ends watches or goes away (local control
       await until(() => events.includes('add r-live'));
     } finally {
       await informer.stop();
+    }
+  });
+  it('rides out HTTP errors on its list and its watch (500, 503, 429, 403), then follows', async () => {
+    const proxy = await FaultyProxy.start(plane.kubeconfigPath);
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-informer-faults-'));
+    const behind = await connect({
+      kubeconfigPath: await proxy.kubeconfig(plane.kubeconfigPath, join(dir, 'kubeconfig')),
+      log,
+    });
+    const scopes = `^/apis/platform\\.nrn\\.dev/v1alpha1/namespaces/${ns}/scopes\\?`;
+    const list = new RegExp(`${scopes}(?!.*watch=true)`);
+    const watch = new RegExp(`${scopes}.*watch=true`);
+    const rules: FaultRule[] = [
+      { method: 'GET', path: list, fault: { status: 500 }, times: 2 },
+      { method: 'GET', path: watch, fault: { status: 503 }, times: 1 },
+      { method: 'GET', path: watch, fault: { status: 429, retryAfterSeconds: 1 }, times: 1 },
+      // RBAC not granted yet: it may be, so this is retried too.
+      { method: 'GET', path: watch, fault: { status: 403 }, times: 1 },
+    ];
+    proxy.rules.push(...rules);
+    const informer = behind.informer(Scopes, { namespace: ns, backoff: fastBackoff });
+    const { events, errors } = record(informer);
+    try {
+      await informer.start();
+      await until(() => rules.every((r) => r.times === 0) && informer.isWatching());
+      await kube.resource(Scopes).create(scope(ns, 'h-after'));
+      await until(() => events.includes('add h-after'));
+      const codes = errors.map((e) => (e instanceof KubeApiError ? e.code : e.name));
+      expect(codes).toEqual(expect.arrayContaining([500, 503, 429, 403]));
+    } finally {
+      await informer.stop();
+      behind.close();
+      await proxy.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

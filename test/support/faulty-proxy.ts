@@ -1,5 +1,5 @@
 // An HTTPS proxy in front of an API server that answers the requests its rules pick with an
-// error itself (429 with Retry-After, 500, 503: what a busy or failing API server sends) or
+// error itself (429 with Retry-After, 500, 503: what a busy or failing API server sends; 403) or
 // by resetting the connection, and forwards the rest, watches streamed. For tests of what a
 // client does with those errors; a kubeconfig for it is the cluster's with its address and CA.
 import { readFile, writeFile } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { issueTls } from '../../src/local/tls.js';
 
 export type Fault =
-  | { readonly status: 429 | 500 | 503; readonly retryAfterSeconds?: number }
+  | { readonly status: 403 | 429 | 500 | 503; readonly retryAfterSeconds?: number }
   | 'reset';
 
 /** A fault for the next `times` requests of this method whose path (query included) matches. */
@@ -20,7 +20,12 @@ export interface FaultRule {
   times: number;
 }
 
-const REASONS = { 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable' };
+const REASONS = {
+  403: 'Forbidden',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
 
 interface KubeconfigDoc {
   clusters: { cluster: Record<string, unknown> }[];
@@ -87,6 +92,8 @@ export class FaultyProxy {
         { method, headers: { ...req.headers, host: target.host }, agent },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
+          // A watch's headers come at once, before its first event, as from the server.
+          res.flushHeaders();
           answer.pipe(res);
         },
       );
