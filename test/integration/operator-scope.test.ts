@@ -254,6 +254,17 @@ ${extra}`;
     expect(dup.status?.messages?.[0]?.message).toContain(
       `slug api is already used by scope ${ns}/api`,
     );
+
+    // The slug is unique within its application only: another application may use it.
+    await k(
+      ['apply', '-f', '-'],
+      `${application('catalog', 12)}---${scope('api-catalog', 12).replace(
+        'name: api-catalog\n  type',
+        'name: api\n  type',
+      )}`,
+    );
+    const other = await waitScope('api-catalog', (s) => s.status?.status === 'active');
+    expect(other.status?.slug).toBe('api');
   });
 
   it('an externally created scope is active with no namespace of its own', async () => {
