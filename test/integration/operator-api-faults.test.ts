@@ -1,9 +1,10 @@
 // The operator behind an API server that fails some of its requests (test/support/faulty-proxy.ts):
 // 429 with Retry-After, 500, 503 and reset connections, on a scope's writes (status, metadata,
 // the id counter, the namespace provisioner's) and a service's (status, finalizer, an Event).
-// Each is retried: neither is ever marked failed, and each ends active. The proxy forwards
-// the operator's bearer token, so this runs where the kubeconfig's credentials are a token
-// and a CA (the local control plane); elsewhere it is skipped.
+// Each is retried (and counted in /metrics): neither is ever marked failed, and each ends
+// active. The proxy forwards the operator's bearer token, so this runs where the
+// kubeconfig's credentials are a token and a CA (the local control plane); elsewhere it is
+// skipped.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,12 +15,24 @@ import { RawServices } from '../../src/controllers/service.js';
 import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Scopes, Secrets } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
+import {
+  type ObservabilityServer,
+  OperatorMetrics,
+  startObservabilityServer,
+} from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 
 const log = silentLogger();
 const SPEC_ID = '0b7c3f52-64a1-4f0e-9a57-3c1d2e4f5a6b';
+
+/** A counter of /metrics, by its name and the label set written out exactly. */
+async function counter(server: ObservabilityServer, series: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
 
 /** Every lifecycle value an object of this informer takes, in order, as its watch sees it. */
 function lifecycle(informer: {
@@ -41,6 +54,7 @@ describe('operator: API errors are transient', () => {
   let behind: Kube;
   let proxy: FaultyProxy;
   let operator: Operator;
+  let metricsServer: ObservabilityServer;
   let dir: string;
   let ns: string;
   let opNs: string;
@@ -92,10 +106,19 @@ describe('operator: API errors are transient', () => {
         },
       },
     });
-    operator = await startOperator({ kube: behind, log, namespace: opNs, leaderElection: false });
+    const metrics = new OperatorMetrics();
+    metricsServer = await startObservabilityServer({ metrics, log, port: 0 });
+    operator = await startOperator({
+      kube: behind,
+      log,
+      namespace: opNs,
+      leaderElection: false,
+      metrics,
+    });
   });
   afterAll(async () => {
     await operator?.stop();
+    await metricsServer?.close();
     behind?.close();
     await proxy?.close();
     provider?.closeAllConnections();
@@ -178,6 +201,10 @@ spec:
       // Every fault was met on the way.
       expect(rules.map((r) => r.times)).toEqual([0, 0, 0, 0, 0]);
       expect(seen.at(-1)).toBe('active');
+      // The reconciles that met them failed, were counted, and were retried.
+      expect(
+        await counter(metricsServer, 'nrn_reconcile_errors_total{controller="scopes"}'),
+      ).toBeGreaterThan(0);
       const scope = await kube.resource(Scopes).get({ namespace: ns, name: 'faulty' });
       const stalled = scope.status?.conditions?.find((c) => c.type === 'Stalled');
       expect(stalled?.status ?? 'False').toBe('False');
@@ -241,6 +268,9 @@ spec:
       expect(seen).not.toContain('failed');
       expect(rules.map((r) => r.times)).toEqual([0, 0, 0]);
       expect(seen).toEqual(['pending_create', 'pending', 'creating', 'active']);
+      expect(
+        await counter(metricsServer, 'nrn_reconcile_errors_total{controller="services"}'),
+      ).toBeGreaterThan(0);
     } finally {
       await watched.stop();
     }
