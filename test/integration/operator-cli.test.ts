@@ -1,12 +1,13 @@
 // The operator as the `nrn-operator` command runs it, driven with kubectl: `local` runs it
 // beside its control plane (applying the CRDs itself), so a scope applied there ends Ready;
 // `run` with no --kubeconfig follows the current kubeconfig (KUBECONFIG), and logs each
-// reconcile as JSON with its key.
+// reconcile as JSON with its key; in a pod (no kubeconfig), it uses the service account.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { kubectl } from '../support/cluster.js';
 import {
   type LogLine,
@@ -16,6 +17,8 @@ import {
 } from '../support/operator-processes.js';
 
 const CRDS = join(import.meta.dirname, '../../crds');
+/** Where a pod's service account is mounted (client-node's in-cluster config reads it). */
+const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 const manifests = (ns: string, scope: string) => `
 apiVersion: v1
@@ -126,9 +129,7 @@ describe('the operator as the nrn-operator command runs it', () => {
     // `run` expects the CRDs installed, as deploy/ does.
     const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
     expect(crds.code).toBe(0);
-    const operator = startOperatorProcess(plane.kubeconfigPath, undefined, {
-      viaEnvironment: true,
-    });
+    const operator = startOperatorProcess({ environment: plane.kubeconfigPath });
     children.push(operator.child);
     await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
     const { id } = await applyUntilReady(plane.kubeconfigPath, 'shop', 'api');
@@ -139,5 +140,42 @@ describe('the operator as the nrn-operator command runs it', () => {
     expect(typeof provisioned.time).toBe('number');
     expect(await stop(operator.child)).toBe(0);
     expect(await stop(plane.child)).toBe(0);
+  });
+  it('run: in a pod (no kubeconfig, a service account), uses the in-cluster config', async (context) => {
+    // client-node reads a pod's service account from this fixed path: made here only where
+    // nothing is there (never in a real pod) and it can be (root), and removed after.
+    const made = await mkdir(SERVICE_ACCOUNT, { recursive: true }).catch(() => undefined);
+    if (made === undefined) {
+      context.skip();
+      return;
+    }
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'nrn-cli-pod-'));
+      dirs.push(dir);
+      const plane = await startControlPlaneProcess(dir);
+      children.push(plane.child);
+      const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
+      expect(crds.code).toBe(0);
+      const config = parseYaml(await readFile(plane.kubeconfigPath, 'utf8')) as {
+        clusters: { cluster: { 'certificate-authority-data': string } }[];
+        users: { user: { token: string } }[];
+      };
+      const ca = config.clusters[0]?.cluster['certificate-authority-data'] ?? '';
+      await writeFile(join(SERVICE_ACCOUNT, 'ca.crt'), Buffer.from(ca, 'base64'));
+      await writeFile(join(SERVICE_ACCOUNT, 'token'), config.users[0]?.user.token ?? '');
+      await writeFile(join(SERVICE_ACCOUNT, 'namespace'), 'nrn-system');
+      const home = join(dir, 'home');
+      await mkdir(home);
+      const operator = startOperatorProcess({
+        inCluster: { host: '127.0.0.1', port: new URL(plane.url).port, home },
+      });
+      children.push(operator.child);
+      await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
+      await applyUntilReady(plane.kubeconfigPath, 'shop', 'pod');
+      expect(await stop(operator.child)).toBe(0);
+      expect(await stop(plane.child)).toBe(0);
+    } finally {
+      await rm(made, { recursive: true, force: true });
+    }
   });
 });

@@ -74,17 +74,31 @@ export interface OperatorProcess {
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
 }
 
+/** Where `run` finds its cluster: a --kubeconfig flag, KUBECONFIG, or a pod's service account. */
+export type KubeconfigSource =
+  | { readonly flag: string }
+  | { readonly environment: string }
+  /** No kubeconfig (HOME without one): the in-cluster config of the service account files. */
+  | { readonly inCluster: { readonly host: string; readonly port: string; readonly home: string } };
+
 /**
  * `nrn-operator run --kubeconfig F [--namespace NS]` with info logs, parsed as they come;
- * without a namespace the operator must pick its default (not the kubeconfig's). With
- * `viaEnvironment`, F is given as the current kubeconfig (KUBECONFIG) instead of the flag.
+ * without a namespace the operator must pick its default (not the kubeconfig's). A source
+ * other than a path gives the cluster as KUBECONFIG or as a pod's environment instead.
  */
 export function startOperatorProcess(
-  kubeconfigPath: string,
+  source: string | KubeconfigSource,
   namespace?: string,
-  options: { readonly viaEnvironment?: boolean } = {},
 ): OperatorProcess {
-  const viaEnvironment = options.viaEnvironment === true;
+  const from = typeof source === 'string' ? { flag: source } : source;
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
+  if ('environment' in from) env.KUBECONFIG = from.environment;
+  if ('inCluster' in from) {
+    delete env.KUBECONFIG;
+    env.HOME = from.inCluster.home;
+    env.KUBERNETES_SERVICE_HOST = from.inCluster.host;
+    env.KUBERNETES_SERVICE_PORT = from.inCluster.port;
+  }
   const child = spawn(
     process.execPath,
     [
@@ -92,7 +106,7 @@ export function startOperatorProcess(
       'tsx',
       CLI,
       'run',
-      ...(viaEnvironment ? [] : ['--kubeconfig', kubeconfigPath]),
+      ...('flag' in from ? ['--kubeconfig', from.flag] : []),
       // Several replicas share this machine: each serves metrics and facade on free ports.
       '--metrics-port',
       '0',
@@ -100,14 +114,7 @@ export function startOperatorProcess(
       '0',
       ...(namespace !== undefined ? ['--namespace', namespace] : []),
     ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        ...process.env,
-        LOG_LEVEL: 'info',
-        ...(viaEnvironment ? { KUBECONFIG: kubeconfigPath } : {}),
-      },
-    },
+    { stdio: ['ignore', 'ignore', 'pipe'], env },
   );
   const logs: LogLine[] = [];
   const waiters = new Set<() => void>();
