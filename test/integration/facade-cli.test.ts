@@ -13,6 +13,7 @@ import {
   startControlPlaneProcess,
   startLocalProcess,
   startOperatorProcess,
+  terminate,
 } from '../support/operator-processes.js';
 
 const execFileAsync = promisify(execFile);
@@ -20,20 +21,12 @@ const execFileAsync = promisify(execFile);
 /** `nrn-operator local` with the operator and the facade. */
 const startLocal = (dataDir: string) => startLocalProcess(dataDir, ['--facade-port', '0']);
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  child.kill('SIGTERM');
-  return exited;
-}
-
 describe('facade: served by the nrn-operator command', () => {
   const dirs: string[] = [];
   // Stopped here too: a test that times out must not leave servers behind.
   const children: ChildProcess[] = [];
   afterAll(async () => {
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) await stop(child);
-    }
+    for (const child of children) await terminate(child);
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
@@ -57,7 +50,7 @@ describe('facade: served by the nrn-operator command', () => {
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ paging: { limit: 30, offset: 0 }, results: [] });
     expect((await fetch(`${url}/service`)).status).toBe(401);
-    expect(await stop(first.child)).toBe(0);
+    expect(await terminate(first.child)).toBe(0);
 
     // A restart keeps the token (scripts keep working) and does not print it again.
     const second = await startLocal(dir);
@@ -66,7 +59,7 @@ describe('facade: served by the nrn-operator command', () => {
     const again = /facade at (http:\/\/\S+)/.exec(second.lines.join('\n'))?.[1] ?? '';
     const kept = await fetch(`${again}/service`, { headers: { authorization: `Bearer ${token}` } });
     expect(kept.status).toBe(200);
-    expect(await stop(second.child)).toBe(0);
+    expect(await terminate(second.child)).toBe(0);
   });
 
   it('local: exits with an error, leaving nothing running, when the facade port is taken', {
@@ -114,8 +107,8 @@ describe('facade: served by the nrn-operator command', () => {
       const bad = await fetch(`${url}/service`, { headers: { authorization: 'Bearer nope' } });
       expect(bad.status).toBe(401);
     } finally {
-      await stop(operator.child);
-      await stop(plane.child);
+      await terminate(operator.child);
+      await terminate(plane.child);
     }
   });
 });

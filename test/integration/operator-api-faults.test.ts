@@ -23,6 +23,7 @@ import {
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
+import { applicationYaml, scopeYaml } from '../support/manifests.js';
 
 const log = silentLogger();
 const SPEC_ID = '0b7c3f52-64a1-4f0e-9a57-3c1d2e4f5a6b';
@@ -167,21 +168,7 @@ describe('operator: API errors are transient', () => {
     await watched.start();
     try {
       const applied = await kubectl(cluster, ['apply', '-f', '-'], {
-        input: `
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Application
-metadata: {name: shop, namespace: ${ns}}
-spec: {id: 41, name: shop, nrn: "organization=1:account=2:namespace=3:application=41"}
----
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Scope
-metadata: {name: faulty, namespace: ${ns}}
-spec:
-  name: faulty
-  type: web_pool
-  application_id: 41
-  requested_spec: {memory_in_gb: 1, cpu_profile: standard, local_storage_in_gb: 5}
-`,
+        input: `${applicationYaml(ns, 'shop', 41)}---${scopeYaml(ns, 'faulty', 41)}`,
       });
       expect(applied.code).toBe(0);
       // Settled either way, so that a scope marked failed fails here, at once.

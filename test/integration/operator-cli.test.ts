@@ -9,36 +9,21 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { kubectl } from '../support/cluster.js';
+import { applicationYaml, namespaceYaml, scopeYaml } from '../support/manifests.js';
 import {
   type LogLine,
   startControlPlaneProcess,
   startLocalProcess,
   startOperatorProcess,
+  terminate,
 } from '../support/operator-processes.js';
 
 const CRDS = join(import.meta.dirname, '../../crds');
 /** Where a pod's service account is mounted (client-node's in-cluster config reads it). */
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-const manifests = (ns: string, scope: string) => `
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Application
-metadata: {name: shop, namespace: ${ns}}
-spec: {id: 7, name: shop, nrn: "organization=1:account=2:namespace=3:application=7"}
----
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Scope
-metadata: {name: ${scope}, namespace: ${ns}}
-spec:
-  name: ${scope}
-  type: web_pool
-  application_id: 7
-  requested_spec: {memory_in_gb: 1, cpu_profile: standard, local_storage_in_gb: 5}
-`;
+const manifests = (ns: string, scope: string) =>
+  [namespaceYaml(ns), applicationYaml(ns, 'shop', 7), scopeYaml(ns, scope, 7)].join('---');
 
 /** kubectl against the control plane of `kubeconfigPath`. */
 const kubectlAt = (kubeconfigPath: string) => {
@@ -91,19 +76,12 @@ async function applyUntilReady(kubeconfigPath: string, ns: string, scope: string
   return { id: Number(id) };
 }
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  child.kill('SIGTERM');
-  return exited;
-}
-
 describe('the operator as the nrn-operator command runs it', () => {
   const dirs: string[] = [];
   // Stopped here too: a test that times out must not leave servers behind.
   const children: ChildProcess[] = [];
   afterAll(async () => {
-    for (const child of children.reverse()) await stop(child);
+    for (const child of children.reverse()) await terminate(child);
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
@@ -116,7 +94,7 @@ describe('the operator as the nrn-operator command runs it', () => {
     children.push(local.child);
     const { id } = await applyUntilReady(local.kubeconfigPath, 'shop', 'web');
     expect(id).toBeGreaterThan(0);
-    expect(await stop(local.child)).toBe(0);
+    expect(await terminate(local.child)).toBe(0);
   });
 
   it('run: with no --kubeconfig follows KUBECONFIG, and logs each reconcile with its key', {
@@ -138,8 +116,8 @@ describe('the operator as the nrn-operator command runs it', () => {
     );
     expect(provisioned).toMatchObject({ controller: 'scopes', key: 'shop/api', level: 30 });
     expect(typeof provisioned.time).toBe('number');
-    expect(await stop(operator.child)).toBe(0);
-    expect(await stop(plane.child)).toBe(0);
+    expect(await terminate(operator.child)).toBe(0);
+    expect(await terminate(plane.child)).toBe(0);
   });
   it('run: in a pod (no kubeconfig, a service account), uses the in-cluster config', async (context) => {
     // client-node reads a pod's service account from this fixed path: made here only where
@@ -172,8 +150,8 @@ describe('the operator as the nrn-operator command runs it', () => {
       children.push(operator.child);
       await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
       await applyUntilReady(plane.kubeconfigPath, 'shop', 'pod');
-      expect(await stop(operator.child)).toBe(0);
-      expect(await stop(plane.child)).toBe(0);
+      expect(await terminate(operator.child)).toBe(0);
+      expect(await terminate(plane.child)).toBe(0);
     } finally {
       await rm(made, { recursive: true, force: true });
     }

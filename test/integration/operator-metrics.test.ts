@@ -12,6 +12,7 @@ import {
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
@@ -154,21 +155,7 @@ describe('operator: metrics and health endpoints', () => {
   it('counts reconciles, queue depth, API requests and resources by kind and status', async () => {
     await k(
       ['apply', '-f', '-'],
-      `
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Application
-metadata: { name: shop, namespace: ${ns} }
-spec: { id: 31, name: shop, nrn: "organization=1:account=2:namespace=3:application=31" }
----
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Scope
-metadata: { name: web, namespace: ${ns} }
-spec:
-  name: web
-  type: web_pool
-  application_id: 31
-  requested_spec: { memory_in_gb: 1, cpu_profile: standard, local_storage_in_gb: 5 }
-`,
+      `${applicationYaml(ns, 'shop', 31)}---${scopeYaml(ns, 'web', 31)}`,
     );
     await k(['wait', '-n', ns, '--for=jsonpath={.status.status}=active', 'scope/web']);
 

@@ -165,6 +165,14 @@ function tail(logs: readonly LogLine[]): string {
     .join('\n');
 }
 
+/** SIGTERM (a clean stop) and its exit code; the code it had if it already ended. */
+export async function terminate(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = exitOf(child);
+  child.kill('SIGTERM');
+  return exited;
+}
+
 /** SIGKILL (a crash: no drain, no lease release) and wait for the exit. */
 export async function crash(target: {
   readonly child: ChildProcess;
