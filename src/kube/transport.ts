@@ -69,8 +69,8 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_
 
 /**
  * The TLS options of every connection, its CA, certificate and key parsed once into a secure
- * context: given them apart, node:tls parses them again for each connection, about a quarter of what a
- * new connection costs the client (a burst after start opens the whole pool).
+ * context: given them apart, node:tls parses them again for each connection, about a quarter
+ * of what a new connection costs the client (a burst after start opens the whole pool).
  */
 function tlsOptions(material: TlsMaterial): ConnectionOptions {
   const { ca, cert, key, pfx, passphrase, ...rest } = material;
