@@ -1,7 +1,7 @@
 // An HTTPS proxy in front of an API server that answers the requests its rules pick with an
-// error itself (429 with Retry-After, 500, 503: what a busy or failing API server sends; 403) or
-// by resetting the connection, and forwards the rest, watches streamed. For tests of what a
-// client does with those errors; a kubeconfig for it is the cluster's with its address and CA.
+// error itself (429 with Retry-After, 500, 503: a busy or failing API server; 403: RBAC not
+// granted yet) or by resetting the connection, and forwards the rest, watches streamed. For
+// tests of what a client does with those; its kubeconfig is the cluster's, re-addressed.
 import { readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
