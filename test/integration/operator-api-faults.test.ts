@@ -1,10 +1,10 @@
 // The operator behind an API server that fails some of its requests (test/support/faulty-proxy.ts):
 // 429 with Retry-After, 500, 503 and reset connections, on a scope's writes (status, metadata,
-// the id counter, the namespace provisioner's) and a service's (status, finalizer, an Event).
-// Each is retried (and counted in /metrics): neither is ever marked failed, and each ends
-// active. The proxy forwards the operator's bearer token, so this runs where the
-// kubeconfig's credentials are a token and a CA (the local control plane); elsewhere it is
-// skipped.
+// the id counter, the namespace provisioner's) and a service's (status, finalizer, the Secret
+// of its outputs, an Event). Each is retried (and counted in /metrics): neither is ever marked
+// failed, and each ends active. The proxy forwards the operator's bearer token, so this runs
+// where the kubeconfig's credentials are a token and a CA (the local control plane);
+// elsewhere it is skipped.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -60,7 +60,8 @@ describe('operator: API errors are transient', () => {
   let ns: string;
   let opNs: string;
   let usable = true;
-  // A provider that provisions every service at once (its answers are not under test here).
+  // A provider that provisions every service at once, with an output attribute (its answers
+  // are not under test here).
   let provider: Server | undefined;
 
   beforeAll(async () => {
@@ -82,7 +83,9 @@ describe('operator: API errors are transient', () => {
       req.resume();
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: req.method === 'DELETE' ? 'deleted' : 'active' }));
+        res.end(
+          JSON.stringify({ status: 'active', attributes: { endpoint: 'cache.internal:6379' } }),
+        );
       });
     });
     await new Promise<void>((resolve) => provider?.listen(0, '127.0.0.1', resolve));
@@ -207,7 +210,7 @@ describe('operator: API errors are transient', () => {
       await watched.stop();
     }
   });
-  it('a service whose writes meet 503, 429 and resets is retried to active, never failed', async (context) => {
+  it('a service whose writes meet 500, 503, 429 and resets is retried to active, never failed', async (context) => {
     if (!usable) context.skip();
     const servicePath = `/apis/platform.nrn.dev/v1alpha1/namespaces/${ns}/services/shaky`;
     const rules: FaultRule[] = [
@@ -223,6 +226,19 @@ describe('operator: API errors are transient', () => {
         path: new RegExp(`^${servicePath}(\\?|$)`),
         fault: 'reset',
         times: 2,
+      },
+      // Its provider's outputs, kept in a Secret of its own: read, then applied.
+      {
+        method: 'GET',
+        path: new RegExp(`^/api/v1/namespaces/${ns}/secrets/shaky-outputs`),
+        fault: { status: 500 },
+        times: 1,
+      },
+      {
+        method: 'PATCH',
+        path: new RegExp(`^/api/v1/namespaces/${ns}/secrets/shaky-outputs`),
+        fault: { status: 503 },
+        times: 1,
       },
       {
         method: 'POST',
@@ -253,7 +269,10 @@ describe('operator: API errors are transient', () => {
         .poll(() => seen.at(-1), { timeout: 45_000, interval: 50 })
         .toMatch(/^(active|failed)$/);
       expect(seen).not.toContain('failed');
-      expect(rules.map((r) => r.times)).toEqual([0, 0, 0]);
+      expect(rules.map((r) => r.times)).toEqual([0, 0, 0, 0, 0]);
+      const outputs = await kube.resource(Secrets).get({ namespace: ns, name: 'shaky-outputs' });
+      const data = (outputs.data ?? {}) as Record<string, string>;
+      expect(Buffer.from(data.endpoint ?? '', 'base64').toString()).toBe('cache.internal:6379');
       expect(seen).toEqual(['pending_create', 'pending', 'creating', 'active']);
       expect(
         await counter(metricsServer, 'nrn_reconcile_errors_total{controller="services"}'),
