@@ -6,6 +6,7 @@ import { connect, type Kube, Namespaces, Scopes } from '../../src/kube/index.js'
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { readUntil, sleep, untilCount } from '../support/wait.js';
 
 const log = silentLogger();
@@ -76,22 +77,9 @@ describe('operator: scopes', () => {
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
       .map((e) => e.reason);
   };
-  const application = (name: string, id: number) => `
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Application
-metadata: { name: ${name}, namespace: ${ns} }
-spec: { id: ${id}, name: ${name}, nrn: "organization=1:account=2:namespace=3:application=${id}" }
-`;
-  const scope = (name: string, app: number, memory = 2, extra = '') => `
-apiVersion: platform.nrn.dev/v1alpha1
-kind: Scope
-metadata: { name: ${name}, namespace: ${ns} }
-spec:
-  name: ${name}
-  type: web_pool
-  application_id: ${app}
-  requested_spec: { memory_in_gb: ${memory}, cpu_profile: standard, local_storage_in_gb: 10 }
-${extra}`;
+  const application = (name: string, id: number) => applicationYaml(ns, name, id);
+  const scope = (name: string, app: number, memory = 2, extra = '') =>
+    scopeYaml(ns, name, app, { memoryGb: memory, storageGb: 10, extra });
 
   beforeAll(async () => {
     cluster = await startCluster();

@@ -18,8 +18,21 @@ spec: {id: ${id}, name: ${name}, nrn: "organization=1:account=2:namespace=3:appl
 `;
 }
 
-/** A web_pool Scope of application `applicationId`, 1 GB and the standard CPU profile. */
-export function scopeYaml(namespace: string, name: string, applicationId: number): string {
+/** What a test scope asks for besides its name and application; 1 GB and 5 GB by default. */
+export interface ScopeShape {
+  readonly memoryGb?: number;
+  readonly storageGb?: number;
+  /** More lines of its spec, indented as its fields are. */
+  readonly extra?: string;
+}
+
+/** A web_pool Scope of application `applicationId`, with the standard CPU profile. */
+export function scopeYaml(
+  namespace: string,
+  name: string,
+  applicationId: number,
+  { memoryGb = 1, storageGb = 5, extra = '' }: ScopeShape = {},
+): string {
   return `
 apiVersion: platform.nrn.dev/v1alpha1
 kind: Scope
@@ -28,6 +41,6 @@ spec:
   name: ${name}
   type: web_pool
   application_id: ${applicationId}
-  requested_spec: {memory_in_gb: 1, cpu_profile: standard, local_storage_in_gb: 5}
-`;
+  requested_spec: {memory_in_gb: ${memoryGb}, cpu_profile: standard, local_storage_in_gb: ${storageGb}}
+${extra}`;
 }
