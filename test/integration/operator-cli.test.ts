@@ -85,6 +85,17 @@ describe('the operator as the nrn-operator command runs it', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
+  /** `local --no-operator` in a directory of its own, with the CRDs installed, as deploy/ does. */
+  const planeWithCrds = async (prefix: string) => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    dirs.push(dir);
+    const plane = await startControlPlaneProcess(dir);
+    children.push(plane.child);
+    const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
+    expect(crds.code).toBe(0);
+    return { dir, plane };
+  };
+
   it('local: runs the operator beside the control plane, so a scope kubectl applies is Ready', {
     timeout: 120_000,
   }, async () => {
@@ -100,13 +111,7 @@ describe('the operator as the nrn-operator command runs it', () => {
   it('run: with no --kubeconfig follows KUBECONFIG, and logs each reconcile with its key', {
     timeout: 120_000,
   }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nrn-cli-run-'));
-    dirs.push(dir);
-    const plane = await startControlPlaneProcess(dir);
-    children.push(plane.child);
-    // `run` expects the CRDs installed, as deploy/ does.
-    const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
-    expect(crds.code).toBe(0);
+    const { plane } = await planeWithCrds('nrn-cli-run-');
     const operator = startOperatorProcess({ environment: plane.kubeconfigPath });
     children.push(operator.child);
     await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
@@ -119,7 +124,10 @@ describe('the operator as the nrn-operator command runs it', () => {
     expect(await terminate(operator.child)).toBe(0);
     expect(await terminate(plane.child)).toBe(0);
   });
-  it('run: in a pod (no kubeconfig, a service account), uses the in-cluster config', async (context) => {
+
+  it('run: in a pod (no kubeconfig, a service account), uses the in-cluster config', {
+    timeout: 120_000,
+  }, async (context) => {
     // client-node reads a pod's service account from this fixed path: made here only where
     // nothing is there (never in a real pod) and it can be (root), and removed after.
     const made = await mkdir(SERVICE_ACCOUNT, { recursive: true }).catch(() => undefined);
@@ -128,12 +136,7 @@ describe('the operator as the nrn-operator command runs it', () => {
       return;
     }
     try {
-      const dir = await mkdtemp(join(tmpdir(), 'nrn-cli-pod-'));
-      dirs.push(dir);
-      const plane = await startControlPlaneProcess(dir);
-      children.push(plane.child);
-      const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
-      expect(crds.code).toBe(0);
+      const { dir, plane } = await planeWithCrds('nrn-cli-pod-');
       const config = parseYaml(await readFile(plane.kubeconfigPath, 'utf8')) as {
         clusters: { cluster: { 'certificate-authority-data': string } }[];
         users: { user: { token: string } }[];
