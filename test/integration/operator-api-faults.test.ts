@@ -24,6 +24,7 @@ import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import { lifecycle } from '../support/wait.js';
 
 const log = silentLogger();
 const SPEC_ID = '0b7c3f52-64a1-4f0e-9a57-3c1d2e4f5a6b';
@@ -33,20 +34,6 @@ async function counter(server: ObservabilityServer, series: string): Promise<num
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
-}
-
-/** Every lifecycle value an object of this informer takes, in order, as its watch sees it. */
-function lifecycle(informer: {
-  on(event: 'add' | 'update', listener: (o: { status?: unknown }) => void): unknown;
-}): string[] {
-  const seen: string[] = [];
-  const record = (o: { status?: unknown }) => {
-    const value = (o.status as { status?: string } | undefined)?.status;
-    if (value !== undefined && value !== seen.at(-1)) seen.push(value);
-  };
-  informer.on('add', record);
-  informer.on('update', record);
-  return seen;
 }
 
 describe('operator: API errors are transient', () => {

@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
-import { readUntil, sleep, untilCount } from '../support/wait.js';
+import { lifecycle, readUntil, sleep, untilCount } from '../support/wait.js';
 
 const log = silentLogger();
 
@@ -355,11 +355,7 @@ describe('operator: scopes', () => {
     // Every status written on the way, as a watch of a client of its own sees it.
     const watcher = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     const watched = watcher.informer(Scopes, { namespace: ns, fieldSelector: 'metadata.name=web' });
-    const seen: string[] = [];
-    watched.on('update', (o) => {
-      const value = o.status?.status;
-      if (value !== undefined && value !== seen.at(-1)) seen.push(value);
-    });
+    const seen = lifecycle(watched);
     await watched.start();
     const del = await kubectl(cluster, ['delete', 'scope', 'web', '-n', ns, '--timeout=20s']);
     await watched.stop();

@@ -16,7 +16,7 @@ import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
-import { readUntil, sleep, untilCount } from '../support/wait.js';
+import { lifecycle, readUntil, sleep, untilCount } from '../support/wait.js';
 
 /** Every line the operator logs (debug and up): no secret value may be among them. */
 const logged: string[] = [];
@@ -580,14 +580,8 @@ describe('operator: services', () => {
       namespace: ns,
       fieldSelector: 'metadata.name=traced',
     });
-    const seen: string[] = [];
+    const seen = lifecycle(services);
     let gone = false;
-    const record = (object: ServiceView) => {
-      const value = object.status?.status;
-      if (value !== undefined && value !== seen.at(-1)) seen.push(value);
-    };
-    services.on('add', (o) => record(o as ServiceView));
-    services.on('update', (o) => record(o as ServiceView));
     services.on('delete', () => {
       gone = true;
     });

@@ -1,4 +1,5 @@
-// Polling helpers the operator tests share: read an object until a check holds.
+// Helpers the operator tests share: read an object until a check holds, and record the
+// lifecycle values an informer sees.
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface WithStatus {
@@ -56,4 +57,21 @@ export async function until(check: () => boolean, timeoutMs = 5_000): Promise<vo
     if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${check}`);
     await sleep(25);
   }
+}
+
+/**
+ * Every lifecycle value (`status.status`) the objects of this informer take, in order, as its
+ * watch sees them: each write is an event, so no value can slip between two reads.
+ */
+export function lifecycle(informer: {
+  on(event: 'add' | 'update', listener: (o: { status?: unknown }) => void): unknown;
+}): string[] {
+  const seen: string[] = [];
+  const record = (o: { status?: unknown }) => {
+    const value = (o.status as { status?: unknown } | undefined)?.status;
+    if (typeof value === 'string' && value !== seen.at(-1)) seen.push(value);
+  };
+  informer.on('add', record);
+  informer.on('update', record);
+  return seen;
 }
