@@ -1,6 +1,5 @@
 // The local control plane assembled: durable store, registry, generic object registry,
 // housekeeping loops, watch hub and HTTP server, plus the kubeconfig that points at it.
-import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -9,6 +8,7 @@ import { Housekeeping } from './housekeeping.js';
 import { kubeconfigYaml, loadOrCreateToken, writePrivate } from './kubeconfig.js';
 import { Objects } from './objects.js';
 import { OpenApi } from './openapi.js';
+import { mkdirPrivate } from './private.js';
 import {
   BUILTIN_TYPES,
   CRD_TYPE,
@@ -67,7 +67,7 @@ const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-nod
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const log = options.log ?? silentLogger();
   const dataDir = options.dataDir;
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dataDir);
   const token = await loadOrCreateToken(join(dataDir, 'apiserver-token'));
   const host = options.host ?? '127.0.0.1';
   const tls = await loadOrCreateTls(join(dataDir, 'tls'), host);

@@ -1,8 +1,12 @@
 // The kubeconfig the local control plane writes for kubectl and client-node (its server,
 // the CA to trust, the bearer token), and the token itself.
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
+import { chmodPrivate, writePrivate } from './private.js';
+
+// Re-exported: the control plane's assembly (index.ts) takes it from here with the kubeconfig.
+export { writePrivate };
 
 export const CONTEXT = 'nrn-local';
 
@@ -28,16 +32,14 @@ export function kubeconfigYaml(
   });
 }
 
-/** Secrets go to disk readable by the owner only. */
-export async function writePrivate(path: string, text: string): Promise<void> {
-  await writeFile(path, text, { mode: 0o600 });
-}
-
 /** The token kept in `path`, made on first start so that kubeconfigs outlive restarts. */
 export async function loadOrCreateToken(path: string): Promise<string> {
   try {
     const existing = (await readFile(path, 'utf8')).trim();
-    if (existing !== '') return existing;
+    if (existing !== '') {
+      await chmodPrivate(path);
+      return existing;
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }

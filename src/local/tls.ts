@@ -1,11 +1,11 @@
 // TLS for the local control plane: a private CA and a serving certificate for the loopback
 // names, made on first start and kept in the data directory. kubectl sends a bearer token
 // only over TLS, so the API is served over HTTPS even on 127.0.0.1.
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import { writePrivate } from './kubeconfig.js';
+import { chmodPrivate, mkdirPrivate, writePrivate } from './private.js';
 
 export interface TlsMaterial {
   /** PEM of the CA that signed the serving certificate: what clients trust. */
@@ -73,7 +73,7 @@ export function issueTls(names: string[]): TlsMaterial {
 
 /** Loads the TLS files of `dir`, making them when missing or when `host` is not covered. */
 export async function loadOrCreateTls(dir: string, host: string): Promise<TlsMaterial> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dir);
   const names = servingNames(host);
   const paths = {
     ca: join(dir, 'ca.crt'),
@@ -88,8 +88,11 @@ export async function loadOrCreateTls(dir: string, host: string): Promise<TlsMat
       altNames?: Array<{ ip?: string; value?: string }>;
     } | null;
     const known = new Set((covered?.altNames ?? []).map((a) => a.ip ?? a.value));
-    if (names.every((n) => known.has(n)))
+    if (names.every((n) => known.has(n))) {
+      // Files from an older start, or copied in, may be more open than 0600.
+      for (const p of [paths.ca, paths.cert, paths.key]) await chmodPrivate(p);
       return { ca: ca as string, cert: cert as string, key: key as string };
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }

@@ -1,7 +1,8 @@
 // The storage engine: objects in memory, made durable by a group-committed log and snapshots.
 
 // Data directory:
-//   LOCK                 pid of the owning process (see lock.ts)
+//   LOCK.sock            the lock: a socket the owning process listens on (see lock.ts)
+//   LOCK                 pid of the owning process
 //   wal-<seq>.log        log segments, replayed in seq order; only the newest is appended to
 //   snapshot             the whole state at some revision R and the first segment still needed
 //   snapshot.tmp         a snapshot being written (deleted at open)
@@ -17,9 +18,13 @@
 // switches to a new segment between two writes and captures the state (immutable entries, so a
 // reference copy is consistent). The snapshot is written beside live commits, renamed in place
 // once everything it holds is durable in the log, and the older segments are then deleted.
+//
+// Every file here is 0600 and the directory 0700, whatever the umask (ADR 0002): the log holds
+// Secrets. Files are created so, and those found at open are narrowed.
 
-import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { fchmodPrivate, mkdirPrivate, openPrivate } from '../private.js';
 import {
   decodeRecord,
   encodeCommit,
@@ -223,7 +228,7 @@ export class Store {
   static async open(dir: string, options: StoreOptions = {}): Promise<Store> {
     const root = resolve(dir);
     const fsync = options.fsync ?? true;
-    const created = await mkdir(root, { recursive: true });
+    const created = await mkdirPrivate(root);
     if (created !== undefined && fsync) await syncDir(dirname(created));
     const lock = await lockDir(root);
     try {
@@ -268,6 +273,7 @@ export class Store {
       const fh = await open(path, newest ? 'r+' : 'r');
       let keep = false;
       try {
+        await fchmodPrivate(fh);
         const size = (await fh.stat()).size;
         if (size < MAGIC_BYTES && newest) {
           // Created just before a crash: nothing in it was ever acknowledged.
@@ -600,7 +606,7 @@ function applyMutations(
 }
 
 async function createSegment(dir: string, seq: number, fsync: boolean): Promise<Segment> {
-  const fh = await open(join(dir, segmentFile(seq)), 'w');
+  const fh = await openPrivate(join(dir, segmentFile(seq)), 'w');
   try {
     await writeFully(fh, WAL_MAGIC, 0);
     if (fsync) {
@@ -615,7 +621,7 @@ async function createSegment(dir: string, seq: number, fsync: boolean): Promise<
 }
 
 async function writeSnapshot(path: string, cut: Cut, fsync: boolean): Promise<void> {
-  const fh = await open(path, 'w');
+  const fh = await openPrivate(path, 'w');
   try {
     let position = 0;
     let parts: Buffer[] = [];
@@ -668,6 +674,7 @@ async function loadSnapshot(
     throw error;
   }
   try {
+    await fchmodPrivate(fh);
     const size = (await fh.stat()).size;
     const magic = Buffer.alloc(MAGIC_BYTES);
     if (size >= MAGIC_BYTES) await readExactly(fh, magic, 0, MAGIC_BYTES, 0);
