@@ -201,6 +201,37 @@ describe('checkStructuralSchema', () => {
     expect(checkStructuralSchema(schema).map((p) => p.path)).toContain(path);
   });
 
+  it.each([
+    ['a lookbehind', '(?<=a)b', 'invalid named capture: `(?<=a)b`'],
+    ['a back-reference', '^(a)\\1$', 'invalid escape sequence: `\\1`'],
+    ['a repetition of nothing', '+', 'missing argument to repetition operator: `+`'],
+  ])('refuses %s as Go regexp.Compile does, in the server words', (_, pattern, why) => {
+    expect(checkStructuralSchema(root({ a: { type: 'string', pattern } }))).toEqual([
+      {
+        path: 'openAPIV3Schema.properties[a].pattern',
+        message: `Invalid value: ${JSON.stringify(pattern)}: must be a valid regular expression, but isn't: error parsing regexp: ${why}`,
+      },
+    ]);
+  });
+
+  it('accepts RE2 syntax that JavaScript does not have', () => {
+    const patterns = [
+      '\\A[a-z]+\\z',
+      'a(?i)b',
+      '^[[:alpha:]]+$',
+      '^\\pL$',
+      '(?P<w>x)',
+      '\\Qa.b\\E',
+    ];
+    expect(
+      checkStructuralSchema(
+        root(
+          Object.fromEntries(patterns.map((pattern, i) => [`p${i}`, { type: 'string', pattern }])),
+        ),
+      ),
+    ).toEqual([]);
+  });
+
   it('accepts preserved and int-or-string nodes without a type', () => {
     expect(
       checkStructuralSchema(

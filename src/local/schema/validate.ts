@@ -1,6 +1,7 @@
 // Custom resources against their CRD's openAPIV3Schema, as apiextensions-apiserver treats
 // them: pruning of unknown fields, defaulting, then validation with the server's messages.
 
+import { RE2JS } from 're2js';
 import { put } from '../patch/util.js';
 import { ApiError } from '../types.js';
 import { formatCheck } from './formats.js';
@@ -54,7 +55,7 @@ interface Node {
   enumDetail: string;
   maxLength: number | undefined;
   minLength: number | undefined;
-  pattern: RegExp | undefined;
+  pattern: RE2JS | undefined;
   patternSource: string;
   minimum: number | undefined;
   maximum: number | undefined;
@@ -107,27 +108,17 @@ interface CompileState {
   listTypes: boolean;
 }
 
-/** Go RE2 patterns in JS: leading flag groups and \A, \z are RE2-only spellings. */
-function compilePattern(source: string): RegExp | undefined {
-  let body = source;
-  let flags = 'u';
-  const lead = /^\(\?([ims]+)\)/.exec(body);
-  if (lead) {
-    body = body.slice(lead[0].length);
-    for (const f of lead[1] ?? '') if (!flags.includes(f)) flags += f;
-  }
-  body = body
-    .replace(/(^|[^\\])((?:\\\\)*)\\A/g, '$1$2^')
-    .replace(/(^|[^\\])((?:\\\\)*)\\z/g, '$1$2$');
+/**
+ * `pattern` as kube-openapi evaluates it (validate.Pattern: Go's regexp, i.e. RE2 syntax and
+ * linear-time matching). RE2JS is a port of that engine: a client's pattern cannot backtrack
+ * for seconds on the event loop, and \A, \z, (?i) mean what they mean to the server.
+ */
+function compilePattern(source: string): RE2JS | undefined {
   try {
-    return new RegExp(body, flags);
+    return RE2JS.compile(source);
   } catch {
-    try {
-      return new RegExp(body, flags.replace('u', ''));
-    } catch {
-      // The API server refuses such a CRD; a pattern we cannot read constrains nothing.
-      return undefined;
-    }
+    // The API server refuses such a CRD; a pattern we cannot read constrains nothing.
+    return undefined;
   }
 }
 

@@ -361,6 +361,31 @@ describe('compileSchema(...).validate: value validations', () => {
     ]);
   });
 
+  // The server evaluates `pattern` with Go's regexp: RE2 syntax, unanchored MatchString.
+  it.each([
+    ['\\A and \\z anchor the text', '\\A[a-z]+\\z', 'abc', 'abc\n'],
+    ['a flag group past the start', '^a(?i)bc$', 'aBC', 'ABC'],
+    ['a scoped flag group', '^(?i:ab)c$', 'ABc', 'ABC'],
+    ['(?s) lets . match a newline', '^(?s)a.b$', 'a\nb', 'ab'],
+    ['a POSIX class', '^[[:alpha:]]+$', 'abc', 'a]'],
+    ['a one-letter Unicode class', '^\\pL+$', 'héllo', 'h3llo'],
+    ['a code point in braces', '^\\x{1F600}$', '😀', 'x'],
+    ['a quoted literal', '^\\Qa.b\\E$', 'a.b', 'axb'],
+    ['a (?P<name>) group', '^(?P<word>[a-z]+)$', 'abc', 'ab1'],
+    ['. matches one code point', '^.$', '😀', 'ab'],
+    ['an unanchored pattern matches anywhere', '[0-9]', 'a1b', 'ab'],
+  ])('pattern, %s: %j', (_, pattern, ok, bad) => {
+    const schema = withField({ type: 'string', pattern });
+    expect(schema.validate(resource({ v: ok })).issues).toEqual([]);
+    expect(schema.validate(resource({ v: bad })).issues).toEqual([
+      {
+        field: 'spec.v',
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${goQuote(bad)}: spec.v in body should match '${pattern}'`,
+      },
+    ]);
+  });
+
   it('stops at the first failing string check, as the server does (maxLength, minLength, pattern)', () => {
     const schema = withField({ type: 'string', maxLength: 3, pattern: '^[a-z]+$' });
     expect(schema.validate(resource({ v: 'ABCDE' })).issues).toEqual([
