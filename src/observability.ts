@@ -25,6 +25,8 @@ export interface ObservedOperator {
   readonly events: { readonly backlog: number; readonly dropped: number };
   /** Informers synced and not shutting down; true on standbys too, which are healthy. */
   ready(): boolean;
+  /** Its controllers may run: it holds the Lease (or runs without election). */
+  leading(): boolean;
 }
 
 /**
@@ -118,6 +120,14 @@ export class OperatorMetrics implements ControllerMetrics {
       collect() {
         this.reset();
         this.inc(self.observed?.events.dropped ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'nrn_leader',
+      help: 'Whether this process leads (1: its controllers run) or stands by (0).',
+      registers,
+      collect() {
+        this.set(self.observed?.leading() === true ? 1 : 0);
       },
     });
     collectDefaultMetrics({ register: this.registry });

@@ -49,8 +49,6 @@ export interface OperatorOptions {
   /** false: a single replica, controllers start at once. */
   readonly leaderElection?: boolean | LeaderElectionSettings;
   readonly baseDomain?: string;
-  /** What happens when leadership is lost; by default the process exits (controller-runtime). */
-  readonly onLostLeadership?: () => void;
   readonly resyncMs?: number;
   /** Fed by every controller's hooks, and shown the operator's parts before it starts. */
   readonly metrics?: ControllerMetrics & { observe?(operator: ObservedOperator): void };
@@ -145,10 +143,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
             ...(election === true ? {} : election),
           },
         }),
-    onLostLeadership: () => {
-      log.error({ identity }, 'leadership lost; stopping');
-      (options.onLostLeadership ?? (() => process.exit(1)))();
-    },
   });
   // Manager.start() resolves once the informers have listed, before and whatever the election:
   // a standby is as ready as the leader, so readiness does not wait for the lease.
@@ -161,6 +155,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       stats: kube.stats,
       events,
       ready: () => phase === 'started',
+      leading: () => manager.leading,
     });
   }
   await manager.start();

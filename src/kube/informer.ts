@@ -125,6 +125,11 @@ export class Informer<Spec = unknown, Status = unknown> {
     return this.refusedKeys.has(key);
   }
 
+  /** The keys isRefused() is true of: a controller starting again enqueues them as its first list did. */
+  refused(): string[] {
+    return [...this.refusedKeys];
+  }
+
   /** Starts list+watch; resolves once the first list is in the cache. */
   start(): Promise<void> {
     if (this.stopped) return Promise.reject(new Error('the informer was stopped'));

@@ -1,5 +1,7 @@
 // The controller loop (controller-runtime): informer events only enqueue keys, workers call
-// reconcile(key), and the outcome decides forget, requeue after a delay, or retry with backoff.
+// reconcile(key), and the outcome decides forget, requeue after a delay, or retry with backoff;
+// halted when leadership goes, and started again afresh (a new queue, refilled from the
+// informers' caches) when it comes back.
 import type { Logger } from 'pino';
 import { type BackoffOptions, type Informer, type KubeObject, keyOf } from '../kube/index.js';
 import { type Clock, systemClock } from './clock.js';
@@ -71,18 +73,28 @@ export function ownerKeys(kind: string): KeyMapper<KubeObject> {
 
 interface Watched {
   readonly informer: { start(): Promise<void> };
-  readonly unsubscribe: () => void;
+  /** Adds the listeners; returns what removes them. */
+  readonly subscribe: () => () => void;
+  /** Enqueues what the informer holds now, as its events would have. */
+  readonly replay: () => void;
 }
+
+/** While a halted run's reconciles are still going, how often start() says it is waiting. */
+const HALTED_WAIT_WARN_MS = 10_000;
 
 export class Controller {
   readonly name: string;
-  readonly queue: WorkQueue;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly watched: Watched[] = [];
-  private readonly abort = new AbortController();
-  private hooks: ControllerMetrics | undefined;
+  private unsubscribes: (() => void)[] = [];
+  /** One run: from start() to halt() or stop(). A halted controller starts a new one. */
+  private current: WorkQueue;
+  private abort = new AbortController();
   private workers: Promise<void> | undefined;
+  /** Bumped by halt(): a start() that waited across one gives up, the newer start() goes on. */
+  private generation = 0;
+  private hooks: ControllerMetrics | undefined;
   private stopping: Promise<boolean> | undefined;
 
   constructor(private readonly options: ControllerOptions) {
@@ -90,12 +102,12 @@ export class Controller {
     this.log = options.log.child({ controller: options.name });
     this.clock = options.clock ?? systemClock;
     this.hooks = options.metrics;
-    this.queue = new WorkQueue({
-      clock: this.clock,
-      ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
-      ...(options.random !== undefined ? { random: options.random } : {}),
-      onDepth: (depth) => this.metric(() => this.hooks?.queueDepth?.(this.name, depth)),
-    });
+    this.current = this.newQueue();
+  }
+
+  /** The current run's queue (a halt ends it; the next start() makes a new one). */
+  get queue(): WorkQueue {
+    return this.current;
   }
 
   /**
@@ -113,22 +125,30 @@ export class Controller {
       if (typeof keys === 'string') return this.enqueue(keys);
       for (const key of keys) this.enqueue(key);
     };
-    const offs = [
-      informer.on('add', enqueue),
-      informer.on('update', (object) => enqueue(object)),
-      informer.on('delete', enqueue),
-      // The reconciler of a refused object can report the problem on it; a mapped watch cannot
-      // tell whose it is without the object.
-      informer.on('invalid', (_error, key) => {
-        if (map === undefined) this.enqueue(key);
-      }),
-    ];
-    this.watched.push({
-      informer,
-      unsubscribe: () => {
+    const subscribe = () => {
+      const offs = [
+        informer.on('add', enqueue),
+        informer.on('update', (object) => enqueue(object)),
+        informer.on('delete', enqueue),
+        // The reconciler of a refused object can report the problem on it; a mapped watch
+        // cannot tell whose it is without the object.
+        informer.on('invalid', (_error, key) => {
+          if (map === undefined) this.enqueue(key);
+        }),
+      ];
+      return () => {
         for (const off of offs) off();
-      },
-    });
+      };
+    };
+    // What a fresh process gets from the informer's first list: an add per cached object and
+    // the refused keys. Deletes that happened meanwhile are gone, as they are for it.
+    const replay = () => {
+      for (const object of informer.cache.list()) enqueue(object);
+      if (map === undefined) for (const key of informer.refused()) this.enqueue(key);
+    };
+    this.watched.push({ informer, subscribe, replay });
+    // A halted controller listens again when it starts again.
+    if (!this.current.isShuttingDown) this.unsubscribes.push(subscribe());
     return this;
   }
 
@@ -137,26 +157,52 @@ export class Controller {
   }
 
   get running(): boolean {
-    return this.workers !== undefined && !this.queue.isShuttingDown;
+    return this.workers !== undefined && !this.current.isShuttingDown;
   }
 
-  /** Waits for the watched informers' first list, then starts the workers. */
+  /**
+   * Waits for the watched informers' first list, then starts the workers. After halt() it
+   * starts afresh, as a new process would: once the halted run's reconciles have ended (never
+   * two of one key at once), a new queue (no delays or backoff carried over) is filled from
+   * the informers' caches. Nothing after stop().
+   */
   async start(): Promise<void> {
-    if (this.workers !== undefined || this.queue.isShuttingDown) return;
+    if (this.stopping !== undefined) return;
+    const generation = this.generation;
+    if (this.current.isShuttingDown) {
+      const halted = this.current;
+      while (!(await halted.drain(HALTED_WAIT_WARN_MS))) {
+        if (generation !== this.generation || this.stopping !== undefined) return;
+        this.log.warn(
+          { inFlight: halted.inFlight },
+          'halted reconciles still running; not restarting until they end',
+        );
+      }
+      if (generation !== this.generation || this.stopping !== undefined) return;
+      if (this.current === halted) this.renew();
+    } else if (this.workers !== undefined) {
+      return;
+    }
+    const queue = this.current;
     await Promise.all(this.watched.map((w) => w.informer.start()));
-    if (this.queue.isShuttingDown) return;
+    if (queue.isShuttingDown || this.workers !== undefined) return;
     const workers = this.options.workers ?? 1;
-    this.log.info({ workers }, 'controller started');
-    this.workers = this.queue.work(
+    this.log.info({ workers, queued: queue.length }, 'controller started');
+    const { signal } = this.abort;
+    this.workers = queue.work(
       workers,
-      (key) => this.process(key),
+      (key) => this.process(key, queue, signal),
       (key, error) => this.log.error({ key, err: toError(error) }, 'worker failed'),
     );
   }
 
-  /** Stops reconciling at once (leadership lost): no new work, in-flight reconciles aborted. */
+  /**
+   * Stops reconciling at once (leadership lost): no new work, queued keys dropped, in-flight
+   * reconciles aborted. start() may follow, when leadership comes back.
+   */
   halt(): void {
-    this.queue.shutDown();
+    this.generation++;
+    this.current.shutDown();
     this.unsubscribe();
     this.abort.abort(new Error('controller halted'));
   }
@@ -167,11 +213,12 @@ export class Controller {
    */
   stop(timeoutMs: number): Promise<boolean> {
     this.stopping ??= (async () => {
-      this.queue.shutDown();
+      const queue = this.current;
+      queue.shutDown();
       this.unsubscribe();
-      const drained = await this.queue.drain(timeoutMs);
+      const drained = await queue.drain(timeoutMs);
       if (!drained) {
-        this.log.warn({ inFlight: this.queue.inFlight, timeoutMs }, 'reconciles still running');
+        this.log.warn({ inFlight: queue.inFlight, timeoutMs }, 'reconciles still running');
       }
       this.abort.abort(new Error('controller stopped'));
       this.log.info({ drained }, 'controller stopped');
@@ -181,23 +228,42 @@ export class Controller {
   }
 
   private unsubscribe(): void {
-    for (const w of this.watched.splice(0)) w.unsubscribe();
+    for (const off of this.unsubscribes.splice(0)) off();
   }
 
-  private async process(key: string): Promise<void> {
+  private newQueue(): WorkQueue {
+    return new WorkQueue({
+      clock: this.clock,
+      ...(this.options.backoff !== undefined ? { backoff: this.options.backoff } : {}),
+      ...(this.options.random !== undefined ? { random: this.options.random } : {}),
+      onDepth: (depth) => this.metric(() => this.hooks?.queueDepth?.(this.name, depth)),
+    });
+  }
+
+  /** A new run after a halt: fresh queue and signal, listening again, refilled from the caches. */
+  private renew(): void {
+    this.current = this.newQueue();
+    this.abort = new AbortController();
+    this.workers = undefined;
+    for (const w of this.watched) this.unsubscribes.push(w.subscribe());
+    for (const w of this.watched) w.replay();
+  }
+
+  /** One reconcile, on the queue and signal of the run that handed the key out. */
+  private async process(key: string, queue: WorkQueue, signal: AbortSignal): Promise<void> {
     const log = this.log.child({ key });
-    const retries = this.queue.retries(key);
+    const retries = queue.retries(key);
     const started = this.clock.now();
     let outcome: ReconcileOutcome;
     try {
       // A reconcile that throws before returning a promise is caught the same way.
       const result = await Promise.resolve().then(() =>
-        this.options.reconcile(key, { signal: this.abort.signal, log, retries }),
+        this.options.reconcile(key, { signal, log, retries }),
       );
-      this.queue.forget(key);
+      queue.forget(key);
       const after = result?.requeueAfter;
       if (after !== undefined && after > 0) {
-        this.queue.addAfter(key, after);
+        queue.addAfter(key, after);
         outcome = 'requeue';
       } else {
         outcome = 'success';
@@ -205,11 +271,11 @@ export class Controller {
     } catch (error) {
       const err = toError(error);
       if (err instanceof TerminalError) {
-        this.queue.forget(key);
+        queue.forget(key);
         log.error({ err }, 'reconcile failed; not retrying');
         outcome = 'terminal';
       } else {
-        const retryInMs = this.queue.addRateLimited(key);
+        const retryInMs = queue.addRateLimited(key);
         log.warn({ err, retries: retries + 1, retryInMs }, 'reconcile failed; retrying');
         outcome = 'error';
       }

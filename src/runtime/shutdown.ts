@@ -1,9 +1,10 @@
 // Running controllers as one process: informers, leader election and controllers started in
-// order, and a graceful shutdown on SIGTERM/SIGINT within a bound.
+// order, controllers halted when leadership is lost and started again when it is won back, and
+// a graceful shutdown on SIGTERM/SIGINT within a bound.
 import type { Logger } from 'pino';
 import type { Controller } from './controller.js';
 import { toError } from './controller.js';
-import { type LeaderElectionOptions, LeaderElector, type StoppedReason } from './leader.js';
+import { type LeaderElectionOptions, LeaderElector } from './leader.js';
 
 /** What the manager needs of an informer: src/kube's Informer has both. */
 export interface Startable {
@@ -16,16 +17,14 @@ export interface ManagerOptions {
   /** Started first and stopped first; shared by the controllers (and, later, the facade). */
   readonly informers: readonly Startable[];
   readonly controllers: readonly Controller[];
-  /** Without it, the controllers start at once (a single replica). */
+  /**
+   * Without it, the controllers start at once (a single replica). With it, losing leadership
+   * halts them and campaigns again; it never ends the process (ADR 0008).
+   */
   readonly leaderElection?: Omit<
     LeaderElectionOptions,
     'log' | 'onStartedLeading' | 'onStoppedLeading'
   >;
-  /**
-   * After leadership is lost the controllers are halted already; this decides what follows.
-   * controller-runtime exits the process, so that a fresh one campaigns with a clean state.
-   */
-  readonly onLostLeadership?: (reason: StoppedReason) => void;
   /** How long stop() waits for reconciles in flight. */
   readonly drainTimeoutMs?: number;
 }
@@ -33,32 +32,64 @@ export interface ManagerOptions {
 export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 
 export class Manager {
-  readonly elector: LeaderElector | undefined;
   private readonly log: Logger;
   private stopping: Promise<boolean> | undefined;
+  /** The elector of the current campaign: one per term, as LeaderElector runs one round. */
+  private current: LeaderElector | undefined;
+  /** Terms this process has led; from the second on, the controllers start again. */
+  private terms = 0;
 
   constructor(private readonly options: ManagerOptions) {
     this.log = options.log.child({ component: 'manager' });
-    const election = options.leaderElection;
-    this.elector =
-      election === undefined
-        ? undefined
-        : new LeaderElector({
-            ...election,
-            log: options.log,
-            onStartedLeading: () => this.startControllers(),
-            onStoppedLeading: (reason) => {
-              // Before anything else: another process may be reconciling already.
-              for (const controller of options.controllers) controller.halt();
-              if (reason !== 'stopped') options.onLostLeadership?.(reason);
-            },
-          });
+    if (options.leaderElection !== undefined) this.current = this.campaign();
+  }
+
+  /** The elector of the current campaign (a new one after each lost term); none without election. */
+  get elector(): LeaderElector | undefined {
+    return this.current;
+  }
+
+  /** True while the controllers may run: leading, or no election at all. */
+  get leading(): boolean {
+    return this.current?.isLeader() ?? this.options.leaderElection === undefined;
+  }
+
+  private campaign(): LeaderElector {
+    const election = this.options.leaderElection as NonNullable<ManagerOptions['leaderElection']>;
+    const elector: LeaderElector = new LeaderElector({
+      ...election,
+      log: this.options.log,
+      onStartedLeading: () => {
+        this.terms++;
+        if (this.terms > 1) {
+          this.log.info(
+            { identity: elector.identity, term: this.terms },
+            'leadership regained; controllers starting again',
+          );
+        }
+        this.startControllers();
+      },
+      onStoppedLeading: (reason) => {
+        // Before anything else: another process may be reconciling already.
+        for (const controller of this.options.controllers) controller.halt();
+        if (reason === 'stopped' || this.stopping !== undefined) return;
+        // controller-runtime exits here so that a fresh process campaigns; this process may
+        // also serve the API, the facade and metrics, so it campaigns again itself (ADR 0008).
+        this.log.warn(
+          { identity: elector.identity, reason },
+          'leadership lost; controllers halted, campaigning again',
+        );
+        this.current = this.campaign();
+        this.current.start();
+      },
+    });
+    return elector;
   }
 
   /** Resolves once the informers have listed; the controllers start now or when elected. */
   async start(): Promise<void> {
     await Promise.all(this.options.informers.map((informer) => informer.start()));
-    if (this.elector !== undefined) this.elector.start();
+    if (this.current !== undefined) this.current.start();
     else this.startControllers();
   }
 
@@ -73,7 +104,7 @@ export class Manager {
       this.log.info({ timeoutMs }, 'shutting down');
       await Promise.all(this.options.informers.map((informer) => informer.stop()));
       const drained = await Promise.all(this.options.controllers.map((c) => c.stop(timeoutMs)));
-      await this.elector?.stop({ release: true });
+      await this.current?.stop({ release: true });
       const all = drained.every(Boolean);
       this.log.info({ drained: all }, 'shut down');
       return all;

@@ -105,12 +105,12 @@ describe('operator: metrics and health endpoints', () => {
       log,
       namespace: opNs,
       leaderElection: election,
-      onLostLeadership: () => {},
       metrics,
     });
     expect((await get(server, '/readyz')).status).toBe(200);
     await operator.manager.elector?.elected();
     expect((await get(server, '/readyz')).status).toBe(200);
+    expect(find(await scrape(), 'nrn_leader').map((s) => s.value)).toEqual([1]);
     // Another part the process waits for (the facade, in `run`) holds readiness until it is up.
     let facadeListening = false;
     metrics.requireReady(() => facadeListening);
@@ -140,12 +140,13 @@ describe('operator: metrics and health endpoints', () => {
       log,
       namespace: opNs,
       leaderElection: election,
-      onLostLeadership: () => {},
       metrics: standbyMetrics,
     });
     standby = { operator: standbyOperator, server: standbyServer };
     expect(standbyOperator.manager.elector?.isLeader()).toBe(false);
     expect((await get(standbyServer, '/readyz')).status).toBe(200);
+    const standbySamples = parseMetrics((await get(standbyServer, '/metrics')).body);
+    expect(find(standbySamples, 'nrn_leader').map((s) => s.value)).toEqual([0]);
     expect((await get(standbyServer, '/healthz')).status).toBe(200);
     await standbyOperator.stop();
     await standbyServer.close();

@@ -94,7 +94,6 @@ describe('operator: scopes', () => {
       log,
       namespace: opNs,
       leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
-      onLostLeadership: () => {},
     });
     await operator.manager.elector?.elected();
   });

@@ -1,7 +1,8 @@
 // Lease-based leader election against a cluster: one leader among racing candidates, a quick
 // hand-over on release, a take-over only after expiry when the leader vanishes, leadership
 // dropped at once when another holder appears or renewals fail, and the manager halting its
-// controllers the moment leadership goes. The last tests run a separate process and signal it.
+// controllers the moment leadership goes, then campaigning again and, leader once more,
+// starting them afresh. The last tests run a separate process and signal it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,7 +195,6 @@ describe('runtime leader election', () => {
   it('the manager halts its controllers the moment leadership is lost', async () => {
     const configMaps = kube.resource(ConfigMaps);
     const reconciled: string[] = [];
-    const lost: StoppedReason[] = [];
     const informer = kube.informer(ConfigMaps, { namespace: ns, resyncMs: 0 });
     const controller = new Controller({
       name: 'configmaps',
@@ -208,7 +208,6 @@ describe('runtime leader election', () => {
       informers: [informer],
       controllers: [controller],
       leaderElection: { kube, namespace: ns, name: 'managed', identity: 'manager', ...fast },
-      onLostLeadership: (reason) => lost.push(reason),
     });
     await manager.start();
     await manager.elector?.elected();
@@ -220,14 +219,96 @@ describe('runtime leader election', () => {
       ...current,
       spec: { ...leaseSpecOf(current), holderIdentity: 'someone-else', leaseDurationSeconds: 60 },
     });
-    await until(() => lost.length > 0);
-    expect(lost).toEqual(['lost']);
-    expect(controller.running).toBe(false);
+    await until(() => !controller.running);
+    expect(manager.leading).toBe(false);
     await configMaps.create({ metadata: { name: 'after', namespace: ns } });
     await sleep(300);
     expect(reconciled).not.toContain(`${ns}/after`);
     expect(await manager.stop()).toBe(true);
     expect(leaseSpecOf(await lease('managed')).holderIdentity).toBe('someone-else');
+  });
+
+  it('a manager whose Lease was taken while it was cut off halts, campaigns again, and leads afresh once it is free', async () => {
+    const configMaps = kube.resource(ConfigMaps);
+    const reconciled: string[] = [];
+    let signals: AbortSignal[] = [];
+    const informer = kube.informer(ConfigMaps, { namespace: ns, resyncMs: 0 });
+    const controller = new Controller({
+      name: 'configmaps',
+      log,
+      reconcile: async (key, { signal }) => {
+        signals.push(signal);
+        reconciled.push(key);
+      },
+    }).watch(informer);
+    // A partition between this manager and the Lease: its renewals fail, its informer does not.
+    let cut = false;
+    const real = kube.resource(Leases);
+    const down = () => Promise.reject(new KubeTransportError('unreachable', 'ECONNREFUSED'));
+    const partitioned: ResourceClient<unknown, unknown> = Object.create(real);
+    Object.assign(partitioned, {
+      get: (...args: Parameters<typeof real.get>) => (cut ? down() : real.get(...args)),
+      replace: (...args: Parameters<typeof real.replace>) => (cut ? down() : real.replace(...args)),
+      create: (...args: Parameters<typeof real.create>) => (cut ? down() : real.create(...args)),
+    });
+    const manager = new Manager({
+      log,
+      informers: [informer],
+      controllers: [controller],
+      leaderElection: {
+        kube: { resource: <S, T>() => partitioned as unknown as ResourceClient<S, T> },
+        namespace: ns,
+        name: 'retaken',
+        identity: 'comeback',
+        ...fast,
+      },
+    });
+    const key = (name: string) => `${ns}/${name}`;
+    const times = (name: string) => reconciled.filter((k) => k === key(name)).length;
+    try {
+      await manager.start();
+      await manager.elector?.elected();
+      await configMaps.create({ metadata: { name: 'retaken-before', namespace: ns } });
+      await until(() => times('retaken-before') === 1);
+
+      cut = true;
+      // Another identity takes the Lease once it has gone unrenewed for a lease duration.
+      const other = candidate('retaken', 'usurper');
+      other.elector.start();
+      await other.elector.elected();
+      // The manager gave up at its renew deadline, before the usurper could take over.
+      expect(manager.elector?.isLeader()).toBe(false);
+      expect(controller.running).toBe(false);
+      expect(signals.every((signal) => signal.aborted)).toBe(true);
+      cut = false;
+
+      // While the usurper leads, the manager (alive, informer current) reconciles nothing.
+      await configMaps.create({ metadata: { name: 'retaken-during', namespace: ns } });
+      await until(() => informer.cache.get(ns, 'retaken-during') !== undefined);
+      await sleep(4 * fast.retryPeriodMs);
+      expect(times('retaken-during')).toBe(0);
+      expect(manager.elector?.leader).toBe('usurper');
+
+      // The usurper goes away without a word; the manager's new campaign takes the Lease once
+      // it expires, and its controller starts again from the informer's cache.
+      signals = [];
+      await other.elector.stop({ release: false });
+      await manager.elector?.elected();
+      expect(manager.elector?.isLeader()).toBe(true);
+      await until(() => times('retaken-during') === 1 && times('retaken-before') === 2);
+      expect(controller.running).toBe(true);
+      expect(signals.every((signal) => !signal.aborted)).toBe(true);
+      await configMaps.create({ metadata: { name: 'retaken-after', namespace: ns } });
+      await until(() => times('retaken-after') === 1);
+      expect(leaseSpecOf(await lease('retaken'))).toMatchObject({
+        holderIdentity: 'comeback',
+        leaseTransitions: 2,
+      });
+    } finally {
+      cut = false;
+      expect(await manager.stop()).toBe(true);
+    }
+    expect(leaseSpecOf(await lease('retaken')).holderIdentity).toBe('');
   });
 
   describe('a separate process', () => {

@@ -23,16 +23,20 @@ export function startControlPlaneProcess(dataDir: string): Promise<ControlPlaneP
 
 /**
  * `nrn-operator local --data-dir DIR --api-port 0 ARGS`: resolves at its ready line, with
- * every line it printed up to it (the facade's token line comes first).
+ * every line it printed up to it (the facade's token line comes first), and what it has
+ * logged so far (warnings and worse unless `logLevel` says otherwise) whenever asked.
  */
 export async function startLocalProcess(
   dataDir: string,
   args: readonly string[],
-): Promise<ControlPlaneProcess & { readonly lines: readonly string[] }> {
+  { logLevel = 'warn' }: { logLevel?: string } = {},
+): Promise<
+  ControlPlaneProcess & { readonly lines: readonly string[]; readonly stderr: () => string }
+> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', CLI, 'local', '--data-dir', dataDir, '--api-port', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: logLevel } },
   );
   const exited = exitOf(child);
   let out = '';
@@ -52,7 +56,7 @@ export async function startLocalProcess(
   const url = /at (https:\/\/[^;\s]+)/.exec(ready)?.[1];
   const kubeconfigPath = /KUBECONFIG=(\S+)/.exec(ready)?.[1];
   if (url === undefined || kubeconfigPath === undefined) throw new Error(`bad ready line ${ready}`);
-  return { child, url, kubeconfigPath, exited, lines };
+  return { child, url, kubeconfigPath, exited, lines, stderr: () => err };
 }
 
 /** One pino line of an operator process. */

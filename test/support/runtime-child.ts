@@ -2,8 +2,8 @@
 // election and a slow ConfigMap controller, stopped by a signal (or killed).
 //
 // Usage: node --import tsx runtime-child.ts <kubeconfig> <namespace> <lease> <identity> <reconcileMs>
-// Prints `leading`, `reconciling <key>`, `reconciled <key> aborted=<bool>`, `lost <reason>`,
-// and `stopped clean=<bool>` as they happen.
+// Prints `leading`, `reconciling <key>`, `reconciled <key> aborted=<bool>` and
+// `stopped clean=<bool>` as they happen.
 import { ConfigMaps, connect } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { Controller, Manager, sleep, stopOnSignal, systemClock } from '../../src/runtime/index.js';
@@ -41,7 +41,6 @@ const manager = new Manager({
       if (holder === identity) say('leading');
     },
   },
-  onLostLeadership: (reason) => say(`lost ${reason}`),
   drainTimeoutMs: 5_000,
 });
 await manager.start();

@@ -1,6 +1,6 @@
 // The controller loop without a cluster: keys enqueued by hand or by a stand-in informer;
 // outcomes of reconcile (success, requeueAfter, retried error, TerminalError, anything thrown),
-// the metrics hooks, owner mapping, and halt()/stop() with work in flight.
+// the metrics hooks, owner mapping, halt()/stop() with work in flight, and start() after halt().
 import { describe, expect, it } from 'vitest';
 import type { Informer, KubeObject } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/log.js';
@@ -32,10 +32,15 @@ function controller(reconcile: Reconcile, options: Partial<ControllerOptions> = 
   return new Controller({ name: 'test', log, reconcile, ...options });
 }
 
-/** A stand-in for src/kube's Informer: listeners and a start() that is already synced. */
-function fakeInformer() {
+/**
+ * A stand-in for src/kube's Informer: listeners, a start() that is already synced, and what
+ * its cache holds (and which keys it refused), as a restarted controller reads them.
+ */
+function fakeInformer(held: KubeObject[] = [], refused: string[] = []) {
   const listeners = new Map<string, Set<(...args: unknown[]) => void>>();
   const informer = {
+    cache: { list: () => held },
+    refused: () => refused,
     on(event: string, listener: (...args: unknown[]) => void) {
       const set = listeners.get(event) ?? new Set();
       set.add(listener);
@@ -317,6 +322,90 @@ describe('Controller', () => {
     await flush();
     expect(seen).toEqual(['a']);
     expect(c.running).toBe(false);
+    expect(await c.stop(100)).toBe(true);
+  });
+
+  it('start() after halt() runs afresh: after the halted reconciles end, from what the informers hold', async () => {
+    const clock = new FakeClock();
+    const seen: string[] = [];
+    const signals: AbortSignal[] = [];
+    const release = deferred();
+    const c = controller(
+      async (key, context) => {
+        seen.push(key);
+        signals.push(context.signal);
+        if (key === 'ns/slow') await release.promise;
+        if (key === 'ns/failing') throw new Error('not yet');
+      },
+      { workers: 2, clock, random: () => 0 },
+    );
+    const primary = fakeInformer([object('slow'), object('kept')], ['ns/refused']);
+    const children = fakeInformer([
+      object('child', {
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u', controller: true },
+        ],
+      }),
+    ]);
+    c.watch(primary.asInformer).watch(children.asInformer, ownerKeys('ConfigMap'));
+    await c.start();
+    c.enqueue('ns/slow');
+    c.enqueue('ns/failing');
+    await flush();
+    c.enqueue('ns/queued');
+    await flush();
+    expect(c.queue.delayed).toBe(1); // ns/failing waits for its backoff
+    const oldQueue = c.queue;
+
+    c.halt();
+    expect(primary.informer.listeners()).toBe(0);
+    const restarted = c.start();
+    await flush();
+    // ns/slow's reconcile (aborted, not yet returned) still runs: nothing starts beside it.
+    expect(c.running).toBe(false);
+    expect(primary.informer.listeners()).toBe(0);
+    seen.length = 0;
+    release.resolve();
+    await restarted;
+    await flush();
+
+    expect(c.running).toBe(true);
+    expect(c.queue).not.toBe(oldQueue);
+    expect(signals.at(-1)?.aborted).toBe(false);
+    // The caches as a first list gives them, the refused key, and the mapped owner; nothing
+    // of the halted run's queue (ns/queued) nor its backoff (ns/failing).
+    expect(seen.sort()).toEqual(['ns/kept', 'ns/owner', 'ns/refused', 'ns/slow']);
+    expect(c.queue.delayed).toBe(0);
+    // Listening again, once per watch.
+    expect(primary.informer.listeners()).toBe(4);
+    primary.informer.emit('add', object('new'));
+    await flush();
+    expect(seen.filter((k) => k === 'ns/new')).toEqual(['ns/new']);
+    expect(await c.stop(100)).toBe(true);
+  });
+
+  it('a start() overtaken by another halt() gives way to the next start()', async () => {
+    const seen: string[] = [];
+    const release = deferred();
+    const c = controller(async (key) => {
+      seen.push(key);
+      if (key === 'ns/slow') await release.promise;
+    });
+    const informer = fakeInformer([object('kept')]);
+    c.watch(informer.asInformer);
+    await c.start();
+    c.enqueue('ns/slow');
+    await flush();
+    c.halt();
+    const first = c.start();
+    c.halt();
+    const second = c.start();
+    release.resolve();
+    await Promise.all([first, second]);
+    await flush();
+    expect(c.running).toBe(true);
+    expect(informer.informer.listeners()).toBe(4);
+    expect(seen).toEqual(['ns/slow', 'ns/kept']);
     expect(await c.stop(100)).toBe(true);
   });
 });
