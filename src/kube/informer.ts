@@ -1,5 +1,6 @@
 // List+watch of one kind into an indexed cache, that never stops on its own: it re-watches,
-// relists after 410, retries everything else with backoff, resyncs, and stops only on stop().
+// relists after 410 (with backoff when 410s come in a row), retries everything else with
+// backoff, resyncs, and stops only on stop().
 // Objects can be trimmed on their way in (a transform), and keys whose latest version the
 // schema refused are known, so a reader can tell a stale cached version from a current one.
 import type { Logger } from 'pino';
@@ -56,6 +57,11 @@ const SHORT_WATCH_MS = 1_000;
 
 /** The watch ended with a 410: the resourceVersion is too old, list again. */
 class Expired extends Error {}
+
+/** A watch that brought events, or stayed open a while: the server is serving it. */
+function worked(watch: { readonly started: number; readonly received: number }): boolean {
+  return watch.received > 0 || (watch.started > 0 && Date.now() - watch.started >= SHORT_WATCH_MS);
+}
 
 export class Informer<Spec = unknown, Status = unknown> {
   readonly cache = new ObjectCache<KubeObject<Spec, Status>>();
@@ -159,25 +165,33 @@ export class Informer<Spec = unknown, Status = unknown> {
   }
 
   private async run(): Promise<void> {
+    // Failures in a row. Only a watch that worked ends a run of them, never a list that did:
+    // else a server expiring every watch at once (a 410 storm) is listed and watched in a
+    // hot loop.
     let attempt = 0;
     while (!this.stopped) {
+      const watch = { started: 0, received: 0 };
       try {
-        if (this.resourceVersion === undefined) {
-          this.resourceVersion = await this.relist();
-          attempt = 0;
-        }
-        const started = Date.now();
-        const { received } = await this.watchOnce(this.resourceVersion);
-        if (received === 0 && Date.now() - started < SHORT_WATCH_MS) {
-          await this.sleep(backoffDelay(attempt++, this.backoff()));
-        } else {
-          attempt = 0;
-        }
+        if (this.resourceVersion === undefined) this.resourceVersion = await this.relist();
+        watch.started = Date.now();
+        await this.watchOnce(this.resourceVersion, watch);
+        if (worked(watch)) attempt = 0;
+        else await this.sleep(backoffDelay(attempt++, this.backoff()));
       } catch (error) {
         if (this.stopped) break;
+        if (worked(watch)) attempt = 0;
         if (error instanceof Expired || (error instanceof KubeApiError && error.code === 410)) {
-          this.log.info({ resourceVersion: this.resourceVersion }, 'watch expired; listing again');
+          // The first 410 in a row is history moving on: list at once. More are a storm, backed
+          // off as client-go's reflector backs off every ListAndWatch that ends (its Run is
+          // wait.BackoffUntil with an exponential backoff manager, 800 ms to 30 s).
+          const delay = attempt === 0 ? 0 : backoffDelay(attempt - 1, this.backoff());
+          attempt++;
+          this.log.info(
+            { resourceVersion: this.resourceVersion, retryInMs: delay },
+            'watch expired; listing again',
+          );
           this.resourceVersion = undefined;
+          await this.sleep(delay);
           continue;
         }
         const delay = backoffDelay(attempt++, this.backoff());
@@ -254,17 +268,16 @@ export class Informer<Spec = unknown, Status = unknown> {
     for (const object of this.cache.list()) this.emit('update', object, object);
   }
 
-  private async watchOnce(from: string): Promise<{ received: number }> {
+  /** One watch; `progress.received` counts its events (an ERROR aside) even when it throws. */
+  private async watchOnce(from: string, progress: { received: number }): Promise<void> {
     const range = this.options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT;
     const timeoutSeconds = between(range.min, range.max);
-    let received = 0;
     this.watches++;
     try {
-      await this.watchStream(from, timeoutSeconds, () => received++);
+      await this.watchStream(from, timeoutSeconds, () => progress.received++);
     } finally {
       this.watching = false;
     }
-    return { received };
   }
 
   private watchStream(from: string, timeoutSeconds: number, count: () => void): Promise<void> {
@@ -282,7 +295,8 @@ export class Informer<Spec = unknown, Status = unknown> {
       },
       (event) => {
         if (this.stopped) return;
-        count();
+        // An ERROR event is the server refusing the watch, not the watch working.
+        if (event.type !== 'ERROR') count();
         switch (event.type) {
           case 'BOOKMARK':
             if (event.resourceVersion !== '') this.resourceVersion = event.resourceVersion;

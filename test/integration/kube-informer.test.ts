@@ -1,6 +1,7 @@
 // src/kube's informer: lists and follows changes, re-watches when the server ends a watch,
 // relists after 410, rides out an unreachable server and HTTP errors on its list and watch,
-// gives up a dead watch at its idle deadline, keeps its indexes right, and stops for good.
+// backs off a 410 storm, gives up a dead watch at its idle deadline, keeps its indexes right,
+// and stops for good.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -474,6 +475,52 @@ describe('kube informer when the server ends watches or goes away (local control
       await until(() => events.includes('add h-after'));
       const codes = errors.map((e) => (e instanceof KubeApiError ? e.code : e.name));
       expect(codes).toEqual(expect.arrayContaining([500, 503, 429, 403]));
+    } finally {
+      await informer.stop();
+      behind.close();
+      await proxy.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('backs off a 410 storm (every watch expired, in-stream or HTTP): no list+watch hot loop', async () => {
+    const proxy = await FaultyProxy.start(plane.kubeconfigPath);
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-informer-410-'));
+    const behind = await connect({
+      kubeconfigPath: await proxy.kubeconfig(plane.kubeconfigPath, join(dir, 'kubeconfig')),
+      log,
+    });
+    const watch = new RegExp(
+      `^/apis/platform\\.nrn\\.dev/v1alpha1/namespaces/${ns}/scopes\\?.*watch=true`,
+    );
+    const informer = behind.informer(Scopes, { namespace: ns, backoff: fastBackoff });
+    const { events, errors } = record(informer);
+    const inStream: FaultRule = { method: 'GET', path: watch, fault: 'expired-event', times: 0 };
+    const answered: FaultRule = { method: 'GET', path: watch, fault: { status: 410 }, times: 0 };
+    try {
+      await informer.start();
+      await until(() => informer.isWatching());
+      const windowMs = 2_000;
+      const [lists, watches] = [informer.lists, informer.watches];
+      inStream.times = Number.POSITIVE_INFINITY;
+      proxy.rules.push(inStream, answered);
+      proxy.dropWatches();
+      await sleep(windowMs / 2);
+      // kube-apiserver answers either way: the ERROR event, then the HTTP status.
+      inStream.times = 0;
+      answered.times = Number.POSITIVE_INFINITY;
+      await sleep(windowMs / 2);
+      answered.times = 0;
+      // Each list+watch after the first waits its backoff (25, 50, 100, 200, 200... ms at the
+      // least, with this backoff): 13 in 2 s, plus the one listed at once. Without backoff,
+      // several hundred.
+      expect(informer.watches - watches).toBeLessThanOrEqual(14);
+      expect(informer.lists - lists).toBeLessThanOrEqual(14);
+      expect(informer.lists - lists).toBeGreaterThanOrEqual(2);
+      await kube.resource(Scopes).create(scope(ns, 'after-storm'));
+      await until(() => events.includes('add after-storm'));
+      // 410 is the server saying its history moved on: not a failure to report.
+      expect(errors.filter((e) => e instanceof KubeApiError && e.code === 410)).toEqual([]);
     } finally {
       await informer.stop();
       behind.close();

@@ -1,16 +1,25 @@
 // An HTTPS proxy in front of an API server that answers the requests its rules pick with an
 // error itself (429 with Retry-After, 500, 503: a busy or failing API server; 403: RBAC not
-// granted yet) or by resetting the connection, and forwards the rest, watches streamed. For
-// tests of what a client does with those; its kubeconfig is the cluster's, re-addressed.
+// granted yet; 410 or a watch's in-stream ERROR of 410: a resourceVersion the server no longer
+// has) or by resetting the connection, and forwards the rest, watches streamed. It can also cut
+// every open watch at once and stall (hold every request, pause every stream) for a while, and
+// it keeps a log of what it was asked. For tests of what a client does with those; its
+// kubeconfig is the cluster's, re-addressed.
 import { readFile, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { issueTls } from '../../src/local/tls.js';
 
 export type Fault =
-  | { readonly status: 403 | 429 | 500 | 503; readonly retryAfterSeconds?: number }
-  | 'reset';
+  | { readonly status: 403 | 410 | 429 | 500 | 503; readonly retryAfterSeconds?: number }
+  | 'reset'
+  /**
+   * 200, then one ERROR event holding a 410 Expired Status, then the end: what kube-apiserver
+   * answers a watch from a resourceVersion older than its history (a compacted one).
+   */
+  | 'expired-event';
 
 /** A fault for the next `times` requests of this method whose path (query included) matches. */
 export interface FaultRule {
@@ -20,8 +29,17 @@ export interface FaultRule {
   times: number;
 }
 
+/** One request the proxy received, when it arrived (before any stall held it). */
+export interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly at: number;
+}
+
 const REASONS = {
   403: 'Forbidden',
+  // kube-apiserver's reason for a resourceVersion too old to watch from (apierrors.IsResourceExpired).
+  410: 'Expired',
   429: 'TooManyRequests',
   500: 'InternalError',
   503: 'ServiceUnavailable',
@@ -31,10 +49,35 @@ interface KubeconfigDoc {
   clusters: { cluster: Record<string, unknown> }[];
 }
 
+/** A watch being forwarded: the server's stream and the client's response it is piped to. */
+interface OpenWatch {
+  readonly upstream: IncomingMessage;
+  readonly res: ServerResponse;
+}
+
+const isWatch = (path: string) => /[?&]watch=(true|1)(&|$)/.test(path);
+
+function status(code: keyof typeof REASONS, message: string) {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: REASONS[code],
+    code,
+  };
+}
+
 export class FaultyProxy {
   /** Every fault answered, in order. */
   readonly injected: { method: string; path: string; fault: Fault }[] = [];
   readonly rules: FaultRule[] = [];
+  /** Every request received, in order of arrival. */
+  readonly seen: SeenRequest[] = [];
+  private readonly watches = new Set<OpenWatch>();
+  /** While a stall lasts: resolves when it ends. */
+  private stalled: Promise<void> | undefined;
 
   private constructor(
     private readonly server: https.Server,
@@ -57,54 +100,13 @@ export class FaultyProxy {
       ca: Buffer.from(caData, 'base64').toString(),
     });
     const tls = issueTls(['127.0.0.1']);
-    let proxy: FaultyProxy | undefined;
-    const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-      const method = req.method ?? 'GET';
-      const path = req.url ?? '/';
-      const fault = proxy?.faultFor(method, path);
-      if (fault === 'reset') {
-        req.socket.destroy();
-        return;
-      }
-      if (fault !== undefined) {
-        const { status } = fault;
-        res.writeHead(status, {
-          'content-type': 'application/json',
-          ...(fault.retryAfterSeconds !== undefined
-            ? { 'retry-after': String(fault.retryAfterSeconds) }
-            : {}),
-        });
-        res.end(
-          JSON.stringify({
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Failure',
-            message: `injected by the test's proxy: ${status}`,
-            reason: REASONS[status],
-            code: status,
-          }),
-        );
-        return;
-      }
-      const forwarded = https.request(
-        new URL(path, target),
-        { method, headers: { ...req.headers, host: target.host }, agent },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          // A watch's headers come at once, before its first event, as from the server.
-          res.flushHeaders();
-          answer.pipe(res);
-        },
-      );
-      forwarded.on('error', () => res.destroy());
-      // A watch the client ends must end upstream too.
-      res.on('close', () => forwarded.destroy());
-      req.pipe(forwarded);
-    });
+    const server = https.createServer({ cert: tls.cert, key: tls.key });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    proxy = new FaultyProxy(server, agent, `https://127.0.0.1:${port}`, tls.ca);
+    const proxy = new FaultyProxy(server, agent, `https://127.0.0.1:${port}`, tls.ca);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      proxy.handle(req, res, target).catch(() => res.destroy());
+    });
     return proxy;
   }
 
@@ -120,10 +122,108 @@ export class FaultyProxy {
     return path;
   }
 
+  /** How many watches are being forwarded now. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /**
+   * Cuts every watch being forwarded, mid-stream (its connection destroyed, as a load balancer
+   * or a restarting server would): how many it cut.
+   */
+  dropWatches(): number {
+    const cut = this.watches.size;
+    for (const { upstream, res } of this.watches) {
+      upstream.destroy();
+      res.socket?.destroy();
+    }
+    this.watches.clear();
+    return cut;
+  }
+
+  /**
+   * For `ms`, an API server that answers nothing: requests that arrive are held (then handled
+   * as usual if their client still waits), and the watches being forwarded pass no
+   * event (those the server sent meanwhile come after). Resolves when it ends.
+   */
+  stall(ms: number): Promise<void> {
+    if (this.stalled !== undefined) throw new Error('already stalling');
+    const paused = [...this.watches];
+    for (const { upstream, res } of paused) {
+      upstream.unpipe(res);
+      upstream.pause();
+    }
+    this.stalled = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.stalled = undefined;
+        for (const { upstream, res } of paused) {
+          if (!res.destroyed) upstream.pipe(res);
+        }
+        resolve();
+      }, ms),
+    );
+    return this.stalled;
+  }
+
   async close(): Promise<void> {
+    this.dropWatches();
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
     this.agent.destroy();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, target: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    this.seen.push({ method, path, at: Date.now() });
+    if (this.stalled !== undefined) {
+      await this.stalled;
+      // A client that gave up while its request was held: dropped unread, as by a server that
+      // never got to it.
+      if (res.destroyed) return;
+    }
+    const fault = this.faultFor(method, path);
+    if (fault === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault === 'expired-event') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const error = status(410, 'too old resource version (injected by the test proxy)');
+      res.end(`${JSON.stringify({ type: 'ERROR', object: error })}\n`);
+      return;
+    }
+    if (fault !== undefined) {
+      res.writeHead(fault.status, {
+        'content-type': 'application/json',
+        ...(fault.retryAfterSeconds !== undefined
+          ? { 'retry-after': String(fault.retryAfterSeconds) }
+          : {}),
+      });
+      res.end(
+        JSON.stringify(status(fault.status, `injected by the test's proxy: ${fault.status}`)),
+      );
+      return;
+    }
+    const forwarded = https.request(
+      new URL(path, target),
+      { method, headers: { ...req.headers, host: target.host }, agent: this.agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // A watch's headers come at once, before its first event, as from the server.
+        res.flushHeaders();
+        if (isWatch(path) && answer.statusCode === 200) {
+          const open = { upstream: answer, res };
+          this.watches.add(open);
+          res.on('close', () => this.watches.delete(open));
+        }
+        answer.pipe(res);
+      },
+    );
+    forwarded.on('error', () => res.destroy());
+    // A watch the client ends must end upstream too.
+    res.on('close', () => forwarded.destroy());
+    req.pipe(forwarded);
   }
 
   private faultFor(method: string, path: string): Fault | undefined {
