@@ -26,7 +26,7 @@ import { ApiServer } from './server.js';
 import { Store } from './storage/store.js';
 import { loadOrCreateTls } from './tls.js';
 import type { KubeObject } from './types.js';
-import { type ChangeEvent, WatchHub } from './watch.js';
+import { type ChangeEvent, WatchHub, type WatchLimits } from './watch.js';
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -39,6 +39,8 @@ export interface ControlPlaneOptions {
   /** How many recent changes a watch can resume from. */
   watchWindow?: number;
   bookmarkIntervalMs?: number;
+  /** What watchers may hold unread, each and together, before the slowest are closed. */
+  watchLimits?: Partial<WatchLimits>;
   /**
    * Bearer tokens of users besides the admin (kube-apiserver's token auth file, in code): a
    * TokenReview knows them; without RBAC here, any request of theirs is refused unless they
@@ -114,6 +116,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     ...(options.bookmarkIntervalMs !== undefined
       ? { bookmarkIntervalMs: options.bookmarkIntervalMs }
       : {}),
+    ...(options.watchLimits !== undefined ? { watchLimits: options.watchLimits } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     api.server.once('error', reject);

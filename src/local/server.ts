@@ -6,10 +6,17 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
+import { ApiServerMetrics } from './metrics.js';
 import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
 import type { OpenApi } from './openapi.js';
 import { patchTypeOf } from './patch/index.js';
-import { apiVersionOf, type Registry, type ResourceType, storageKeyOf } from './registry.js';
+import {
+  apiVersionOf,
+  qualifiedResource,
+  type Registry,
+  type ResourceType,
+  storageKeyOf,
+} from './registry.js';
 import {
   ACCESS_REVIEW_PATH,
   isMaster,
@@ -21,7 +28,16 @@ import {
 } from './reviews.js';
 import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
-import { type ChangeEvent, TooOldError, type WatchHub, WatchStream } from './watch.js';
+import {
+  type ChangeEvent,
+  DEFAULT_WATCH_LIMITS,
+  TooOldError,
+  WatchBudget,
+  type WatchHub,
+  type WatchLimits,
+  WatchStream,
+} from './watch.js';
+import { WatchEncoder } from './watch-encoding.js';
 
 export const KUBERNETES_VERSION = { major: '1', minor: '32' };
 
@@ -35,6 +51,8 @@ export interface ApiServerOptions {
   durable: () => Promise<void>;
   /** How often a watch that asked for bookmarks gets one. */
   bookmarkIntervalMs?: number;
+  /** What watchers may hold unread before they are closed (DEFAULT_WATCH_LIMITS). */
+  watchLimits?: Partial<WatchLimits>;
 }
 
 interface Route {
@@ -52,6 +70,8 @@ export class ApiServer {
   /** Users by the sha256 of their token. */
   private readonly users = new Map<string, LocalUser>();
   private readonly streams = new Set<WatchStream>();
+  private readonly watchBudget: WatchBudget;
+  private readonly metrics: ApiServerMetrics;
   /** Every TCP connection, TLS handshake done or not: what close() must end. */
   private readonly sockets = new Set<Socket>();
 
@@ -66,6 +86,17 @@ export class ApiServer {
     for (const user of options.users ?? []) {
       this.users.set(hash('sha256', user.token, 'hex'), user);
     }
+    this.watchBudget = new WatchBudget(
+      { ...DEFAULT_WATCH_LIMITS, ...options.watchLimits },
+      (stream, held, reason) => {
+        this.metrics.terminatedWatchers.inc({ resource: stream.resource });
+        options.log.info(
+          { resource: stream.resource, held, reason },
+          'watcher closed: it does not read fast enough',
+        );
+      },
+    );
+    this.metrics = new ApiServerMetrics(this.watchBudget);
     this.server = createServer({ cert: options.tls.cert, key: options.tls.key }, (req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });
@@ -149,6 +180,11 @@ export class ApiServer {
         'Forbidden',
         `${path} is forbidden: User "${user.username}" cannot ${req.method ?? 'GET'} it: the local control plane has no RBAC, only system:masters may act`,
       );
+    }
+    if (path === '/metrics') {
+      res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
+      res.end(await this.metrics.registry.metrics());
+      return;
     }
     if (req.method === 'POST' && (path === TOKEN_REVIEW_PATH || path === ACCESS_REVIEW_PATH)) {
       const body = parseBody(await readBody(req), req.headers['content-type']);
@@ -478,34 +514,22 @@ export class ApiServer {
     const matches = this.objects.selector(type, listOptions(q));
     // Without a selector every change is sent as it happened, and nothing needs parsing.
     const everything = this.objects.selectsAll(listOptions(q));
-    const asTable = wantsTable(req.headers.accept);
-    const includeObject = includeObjectOf(q);
+    const encoder = new WatchEncoder(
+      type,
+      wantsTable(req.headers.accept) ? includeObjectOf(q) : undefined,
+    );
     const rvParam = q.get('resourceVersion') ?? '';
     const sendInitial = isTrue(q.get('sendInitialEvents'));
-    const timeout = parseTimeout(q.get('timeoutSeconds'));
+    const timeoutMs = parseTimeout(q.get('timeoutSeconds'));
     await this.options.durable();
-    const stream = new WatchStream(res);
+    const stream = new WatchStream(res, this.watchBudget, qualifiedResource(type));
     this.streams.add(stream);
     stream.whenClosed(() => this.streams.delete(stream));
-    let headersSent = false;
-    const present = (object: KubeObject) => {
-      object.apiVersion = apiVersionOf(type);
-      if (!asTable) return object;
-      const table = toTable([object], type.printerColumns ? [...type.printerColumns] : undefined, {
-        includeObject,
-        resourceVersion: object.metadata.resourceVersion ?? '',
-        omitHeaders: headersSent,
-      });
-      headersSent = true;
-      return table;
-    };
-    const emit = (kind: string, object: KubeObject) => stream.send(kind, present(object));
-    const apiVersion = apiVersionOf(type);
-    /** Sends a change: the shared wire line when it needs no reshaping for this watcher. */
+    const emit = (kind: string, object: KubeObject) =>
+      stream.sendLine(encoder.object(kind, object));
+    /** Sends a change: its line is built once, and shared by every watcher sending the same. */
     const emitChange = (kind: string, event: ChangeEvent) =>
-      !asTable && event.apiVersion === apiVersion
-        ? stream.sendLine(event.line(kind))
-        : emit(kind, JSON.parse(event.json) as KubeObject);
+      stream.sendLine(encoder.change(kind, event));
     let lastRevision = 0;
     const deliver = (event: ChangeEvent): boolean => {
       lastRevision = event.revision;
@@ -564,7 +588,8 @@ export class ApiServer {
     if (isTrue(q.get('allowWatchBookmarks'))) {
       stream.every(this.options.bookmarkIntervalMs ?? 60_000, sendBookmark);
     }
-    stream.after(timeout * 1000, () => {
+    if (timeoutMs === undefined) return;
+    stream.after(timeoutMs, () => {
       if (isTrue(q.get('allowWatchBookmarks'))) sendBookmark();
       stream.close();
     });
@@ -604,13 +629,32 @@ function includeObjectOf(q: URLSearchParams): IncludeObject {
   return parseIncludeObject(q.get('includeObject') ?? undefined);
 }
 
-/** Watches end on their own, as on a real server, so clients re-watch and never stall. */
-function parseTimeout(value: string | null): number {
-  if (value === null) return 1800 + Math.floor(Math.random() * 1800);
-  const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 0)
-    throw badRequest(`timeoutSeconds: Invalid value: "${value}"`);
-  return seconds === 0 ? 1800 : seconds;
+/** The longest delay Node's timers take: past it the delay overflows and they fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * When a watch ends, in milliseconds; undefined for never (until the client goes). Watches end
+ * on their own, as on a real server, so clients re-watch and never stall.
+ *
+ * kube-apiserver decodes `timeoutSeconds` into an *int64 with strconv.ParseInt (apimachinery
+ * runtime/conversion.go) and answers a failure with 400 and the error's text (handlers/get.go
+ * ListResource); absent or 0 is its minimum request timeout (1800 s) times 1 to 2, and a
+ * negative one has passed already. A timeout past what a Node timer holds (24.8 days) is
+ * "until the client goes", rather than the overflow that fires the timer at once.
+ */
+function parseTimeout(value: string | null): number | undefined {
+  if (value !== null && !/^[+-]?[0-9]+$/.test(value)) {
+    throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+  }
+  const seconds = value === null ? 0n : BigInt(value);
+  if (seconds > INT64_MAX || seconds < INT64_MIN) {
+    throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`);
+  }
+  if (seconds === 0n) return (1800 + Math.random() * 1800) * 1000;
+  if (seconds < 0n) return 0;
+  return seconds * 1000n > BigInt(MAX_TIMER_MS) ? undefined : Number(seconds) * 1000;
 }
 
 const isTrue = (v: string | null) => v === 'true' || v === '1';

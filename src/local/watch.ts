@@ -1,6 +1,6 @@
 // Watch: a window of recent changes that watchers replay from any resourceVersion still in
-// it, live fan-out of new changes, and the HTTP stream each watcher reads (bounded: a watcher
-// that cannot keep up is cut off and must re-watch, as the real API server does).
+// it, live fan-out of new changes, and the HTTP streams watchers read (their memory bounded each
+// and together: a watcher that cannot keep up is cut off and must re-watch, as kube-apiserver does).
 import type { ServerResponse } from 'node:http';
 import type { KubeObject } from './types.js';
 
@@ -51,6 +51,20 @@ export class ChangeEvent {
     if (line === undefined) {
       line = Buffer.from(`{"type":"${type}","object":${this.json}}\n`);
       this.lines.set(type, line);
+    }
+    return line;
+  }
+
+  /**
+   * A wire line in another shape (a Table row for watchers of one type and options), built by
+   * `build` the first time `key` is asked for and shared after. `key` must name everything the
+   * line depends on, and must not be an event type (those are `line`'s).
+   */
+  encoded(key: string, build: () => string): Buffer {
+    let line = this.lines.get(key);
+    if (line === undefined) {
+      line = Buffer.from(build());
+      this.lines.set(key, line);
     }
     return line;
   }
@@ -132,18 +146,121 @@ export class WatchHub {
   }
 }
 
-/** Bytes a watcher may have buffered before it is cut off. */
-export const MAX_WATCH_BUFFER = 16 * 1024 * 1024;
+/** How much the watch streams may hold in memory for clients that have not read it yet. */
+export interface WatchLimits {
+  /**
+   * Bytes all watchers together may hold. Past it the watchers holding the most are closed
+   * until the rest fit: a slow client costs its own watch, never the server.
+   */
+  readonly totalBytes: number;
+  /**
+   * Bytes one watcher may hold when an event comes: it is closed instead of sent the event.
+   * Checked before the write, so a watcher below it takes an event however large.
+   */
+  readonly perWatcherBytes: number;
+}
+
+export const DEFAULT_WATCH_LIMITS: WatchLimits = {
+  totalBytes: 256 * 1024 * 1024,
+  perWatcherBytes: 16 * 1024 * 1024,
+};
+
+/** Why a watcher was closed for being slow. */
+export type SlowReason = 'watcher-limit' | 'total-limit';
+
+/**
+ * The bytes every open watch stream holds unsent (`res.writableLength`, Node's buffers and the
+ * TLS socket's), kept as a running total updated at each write and drain rather than summed on
+ * each event, and the closing of the slowest when it goes over `limits.totalBytes`.
+ */
+export class WatchBudget {
+  private total = 0;
+  private readonly open = new Set<WatchStream>();
+
+  constructor(
+    readonly limits: WatchLimits,
+    private readonly closedSlow: (stream: WatchStream, held: number, reason: SlowReason) => void,
+  ) {}
+
+  /** The bytes held now, read afresh from every stream. */
+  get bufferedBytes(): number {
+    this.recount();
+    return this.total;
+  }
+
+  get streams(): ReadonlySet<WatchStream> {
+    return this.open;
+  }
+
+  add(stream: WatchStream): void {
+    this.open.add(stream);
+  }
+
+  remove(stream: WatchStream): void {
+    if (!this.open.delete(stream)) return;
+    this.total -= stream.counted;
+    stream.counted = 0;
+  }
+
+  /** Counts what `stream` holds now (after a write, or when its socket drained). */
+  update(stream: WatchStream): void {
+    if (!this.open.has(stream)) return;
+    const held = stream.buffered;
+    this.total += held - stream.counted;
+    stream.counted = held;
+  }
+
+  /** After a write to `stream`: counts it, and sheds the slowest when over the total. */
+  wrote(stream: WatchStream): boolean {
+    this.update(stream);
+    if (this.total > this.limits.totalBytes) this.shed();
+    return stream.isOpen;
+  }
+
+  /** Closes `stream` for being too slow, and says so. */
+  cut(stream: WatchStream, reason: SlowReason): void {
+    const held = stream.buffered;
+    stream.terminate();
+    this.closedSlow(stream, held, reason);
+  }
+
+  private recount(): void {
+    this.total = 0;
+    for (const stream of this.open) {
+      stream.counted = stream.buffered;
+      this.total += stream.counted;
+    }
+  }
+
+  /**
+   * Closes the watchers holding the most until the rest fit. Those are the ones furthest
+   * behind; a client that reads holds at most what the current tick wrote to it.
+   */
+  private shed(): void {
+    // Counts taken at each stream's last write are stale for those that drained since.
+    this.recount();
+    if (this.total <= this.limits.totalBytes) return;
+    const biggestFirst = [...this.open].sort((a, b) => b.counted - a.counted);
+    for (const stream of biggestFirst) {
+      if (this.total <= this.limits.totalBytes) break;
+      this.cut(stream, 'total-limit');
+    }
+  }
+}
 
 /** One watch connection: newline-delimited JSON events, flushed at once. */
 export class WatchStream {
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly onClose: Array<() => void> = [];
+  /** What the budget last counted for this stream. */
+  counted = 0;
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly maxBuffer = MAX_WATCH_BUFFER,
+    private readonly budget: WatchBudget,
+    /** The watched resource as kube-apiserver's metrics name it (`configmaps`, `scopes.platform.nrn.dev`). */
+    readonly resource: string,
   ) {
     res.writeHead(200, {
       'Content-Type': 'application/json',
@@ -152,11 +269,18 @@ export class WatchStream {
     });
     // Without this, kubectl wait and client-node informers wait for a first byte forever.
     res.flushHeaders();
+    budget.add(this);
+    res.on('drain', () => budget.update(this));
     res.on('close', () => this.close());
   }
 
   get isOpen(): boolean {
     return !this.closed;
+  }
+
+  /** Bytes written and not yet taken by the client's connection. */
+  get buffered(): number {
+    return this.res.writableLength;
   }
 
   /** Writes one event; false when the stream is closed or cut off for being too slow. */
@@ -167,14 +291,14 @@ export class WatchStream {
   /** Writes one prepared wire line (see ChangeEvent.line). */
   sendLine(line: string | Buffer): boolean {
     if (this.closed) return false;
-    this.res.write(line);
-    if (this.res.writableLength > this.maxBuffer) {
-      // A slow reader must not grow our memory without bound: drop it; it will re-watch.
-      this.res.destroy();
-      this.close();
+    // Judged on what is already waiting, not on this line: a watcher that keeps up takes one
+    // event of any size, so an object larger than the limit does not end every watch of its kind.
+    if (this.res.writableLength > this.budget.limits.perWatcherBytes) {
+      this.budget.cut(this, 'watcher-limit');
       return false;
     }
-    return true;
+    this.res.write(line);
+    return this.budget.wrote(this);
   }
 
   after(ms: number, action: () => void): void {
@@ -194,9 +318,19 @@ export class WatchStream {
     else this.onClose.push(action);
   }
 
+  /**
+   * Ends a watcher that fell too far behind. Its socket is destroyed, not ended: an end would
+   * queue behind what it has not read, and the point is to free that.
+   */
+  terminate(): void {
+    this.res.destroy();
+    this.close();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.budget.remove(this);
     for (const t of this.timers) clearTimeout(t);
     for (const action of this.onClose) action();
     if (!this.res.writableEnded) this.res.end();
