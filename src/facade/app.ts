@@ -12,6 +12,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { CreateScopeRequest, describeIssues, ListServicesQuery } from '../api/index.js';
+import { jsonDepthExceeds } from '../util/json-depth.js';
 import type { Access, Authenticator, Caller } from './auth.js';
 import { type CatalogEntry, type ServiceCatalog, withSecretValues } from './catalog.js';
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
@@ -23,6 +24,12 @@ import type { TlsPair } from './tls.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
+
+/**
+ * How deeply a body may nest: far past any valid create-scope body, and shallow enough that
+ * nothing that walks it (the schema, the Scope it becomes) can run out of stack.
+ */
+export const MAX_BODY_DEPTH = 100;
 
 export interface FacadeDeps {
   readonly log: Logger;
@@ -68,6 +75,20 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
   app.decorateRequest('caller', undefined);
   // The spec's bodies are JSON: anything else is 415, not a string for the schema to refuse.
   app.removeContentTypeParser('text/plain');
+  // Fastify's own JSON parser (prototype poisoning refused), once the depth is known to be safe.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
+    const body = raw.toString();
+    if (jsonDepthExceeds(body, MAX_BODY_DEPTH)) {
+      done(
+        new FacadeError('BODY_TOO_DEEP', `body nests more than ${MAX_BODY_DEPTH} levels deep`),
+        undefined,
+      );
+      return;
+    }
+    parseJson(request, body, done);
+  });
 
   // A hook on each operation rather than one for the app: /openapi.json is public and an
   // unknown route is a 404, not a 401, without looking the route up again per request.

@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   BAD_REQUEST: { statusCode: 400, error: 'Bad Request' },
   VALIDATION_FAILED: { statusCode: 400, error: 'Bad Request' },
   INVALID_JSON: { statusCode: 400, error: 'Bad Request' },
+  BODY_TOO_DEEP: { statusCode: 400, error: 'Bad Request' },
   APPLICATION_NOT_FOUND: { statusCode: 400, error: 'Bad Request' },
   UNAUTHENTICATED: { statusCode: 401, error: 'Unauthorized' },
   FORBIDDEN: { statusCode: 403, error: 'Forbidden' },

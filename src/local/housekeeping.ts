@@ -64,21 +64,26 @@ export class Housekeeping implements WriteListener {
       ns.spec = { ...((ns.spec as object | undefined) ?? {}), finalizers };
       if (old === undefined) ns.status = { phase: 'Active' };
     });
-    // Defaults the real API server sets on built-in kinds that clients rely on.
-    const secret = registry.lookup('', 'v1', 'secrets');
-    if (secret !== undefined) {
-      objects.onPrepare(secret, (object) => {
-        object.type ??= 'Opaque';
-      });
-    }
     objects.listen(this);
   }
 
-  /** Indexes what is stored and resumes work a crash interrupted. */
-  start(stored: Iterable<{ type: ResourceType; object: KubeObject }>): void {
-    const all = [...stored];
-    for (const { type, object } of all) this.index(storageKeyOf(type), undefined, object);
-    for (const { type, object } of all) this.resume(type, object);
+  /**
+   * Indexes what is stored and resumes work a crash interrupted. An object this cannot read
+   * (stored by an older version, before its metadata was checked) is handed to `invalid` and
+   * left out, so that one bad record never keeps the rest from being served.
+   */
+  start(
+    stored: Iterable<{ type: ResourceType; object: KubeObject }>,
+    invalid: (object: KubeObject, type: ResourceType, error: unknown) => void,
+  ): void {
+    for (const record of stored) {
+      try {
+        this.index(storageKeyOf(record.type), undefined, record.object);
+        this.resume(record.type, record.object);
+      } catch (error) {
+        invalid(record.object, record.type, error);
+      }
+    }
     // Dependents whose owners vanished while we were down.
     for (const owner of this.dependents.keys()) {
       if (!this.byUid.has(owner)) this.enqueue({ kind: 'dependents', uid: owner });
@@ -127,8 +132,7 @@ export class Housekeeping implements WriteListener {
       name: object.metadata.name ?? '',
     };
     const key = refKey(ref);
-    for (const owner of before?.metadata.ownerReferences ?? [])
-      this.dependents.get(owner.uid)?.delete(key);
+    for (const owner of ownersOf(before)) this.dependents.get(owner)?.delete(key);
     if (before?.metadata.uid !== undefined) this.byUid.delete(before.metadata.uid);
     if (after === undefined) {
       this.refs.delete(key);
@@ -136,10 +140,10 @@ export class Housekeeping implements WriteListener {
     }
     this.refs.set(key, ref);
     if (after.metadata.uid !== undefined) this.byUid.set(after.metadata.uid, ref);
-    for (const owner of after.metadata.ownerReferences ?? []) {
-      const set = this.dependents.get(owner.uid) ?? new Set<string>();
+    for (const owner of ownersOf(after)) {
+      const set = this.dependents.get(owner) ?? new Set<string>();
       set.add(key);
-      this.dependents.set(owner.uid, set);
+      this.dependents.set(owner, set);
     }
   }
 
@@ -170,8 +174,8 @@ export class Housekeeping implements WriteListener {
         this.enqueue({ kind: 'namespace', name: event.namespace });
     }
     // A foreground owner waits for its last dependent.
-    for (const owner of before?.metadata.ownerReferences ?? []) {
-      const ref = this.byUid.get(owner.uid);
+    for (const owner of ownersOf(before)) {
+      const ref = this.byUid.get(owner);
       if (ref !== undefined) this.enqueue({ kind: 'foreground', ref });
     }
     for (const crdType of this.registry.all()) {
@@ -262,9 +266,8 @@ export class Housekeeping implements WriteListener {
     if (this.byUid.has(uid)) return;
     const writes = [];
     for (const { type, object } of this.dependentsOf(uid)) {
-      const owners = object.metadata.ownerReferences ?? [];
       if (object.metadata.deletionTimestamp !== undefined) continue;
-      if (owners.some((o) => this.byUid.has(o.uid))) continue;
+      if (ownersOf(object).some((owner) => this.byUid.has(owner))) continue;
       writes.push(
         this.objects.delete(type, object.metadata.namespace ?? '', object.metadata.name ?? '', {
           dryRun: false,
@@ -301,7 +304,7 @@ export class Housekeeping implements WriteListener {
     const writes = this.dependentsOf(uid).map(({ type: t, object }) => {
       const next = clone(object);
       next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter(
-        (o) => o.uid !== uid,
+        (o) => o?.uid !== uid,
       );
       if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
       return this.objects.update(t, next.metadata.namespace ?? '', next.metadata.name ?? '', next, {
@@ -396,4 +399,19 @@ export class Housekeeping implements WriteListener {
     }
     if (remaining === 0) await this.dropFinalizer(CRD_TYPE, crd, CRD_CLEANUP_FINALIZER);
   }
+}
+
+/**
+ * The owner uids of an object. Writes are checked before they are stored, so every reference
+ * has a uid; records stored before that check may not, and are read the same way.
+ */
+function ownersOf(object: KubeObject | undefined): string[] {
+  const refs: unknown = object?.metadata.ownerReferences;
+  if (!Array.isArray(refs)) return [];
+  const uids: string[] = [];
+  for (const ref of refs as unknown[]) {
+    const uid = (ref as { uid?: unknown } | null)?.uid;
+    if (typeof uid === 'string' && uid !== '') uids.push(uid);
+  }
+  return uids;
 }

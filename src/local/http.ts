@@ -2,6 +2,7 @@
 // size-limited), answers as JSON, and Status errors.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { jsonDepth, valueDepthExceeds } from '../util/json-depth.js';
 import { decodeKubeProtobuf } from './protobuf.js';
 import { ApiError } from './types.js';
 
@@ -41,6 +42,21 @@ function tooLarge(limit: number): ApiError {
 }
 
 /**
+ * How deeply a body may nest. kube-apiserver's decoders stop at 10,000 levels; the code that
+ * walks an object here (patches, field ownership, schema validation) recurses, and 1,000 levels
+ * is well inside its stack at every path (test/unit/local/limits.test.ts) and far past any
+ * manifest's depth. ADR 0003 records the difference.
+ */
+export const MAX_BODY_DEPTH = 1000;
+
+/**
+ * managedFields mirror an object's fields a few levels deeper than they stand, so an object
+ * read back nests deeper than what was written: a client that sends it back (PUT of what it
+ * read) is measured without them.
+ */
+const MANAGED_FIELDS_MARGIN = 16;
+
+/**
  * Parses a body as JSON, YAML when the client says so (apply-patch+yaml, application/yaml), or
  * Kubernetes protobuf, which kubectl's typed commands (create namespace, create secret ...) send.
  */
@@ -53,21 +69,28 @@ export function parseBody(body: Buffer, contentType: string | undefined): unknow
       `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
     );
   }
-  if (/protobuf/i.test(contentType ?? '')) return decodeKubeProtobuf(body);
+  if (/protobuf/i.test(contentType ?? '')) return bounded(decodeKubeProtobuf(body));
   const text = body.toString('utf8');
   if (text.trim() === '') throw new ApiError(400, 'BadRequest', 'the request body is empty');
   const yaml = /yaml/i.test(contentType ?? '');
+  const jsonText = !yaml || text.trimStart().startsWith('{');
+  // Checked on the text, before any parser or walker recurses into it. (A YAML string may hold
+  // brackets, so YAML proper is measured once parsed, below.)
+  const depth = jsonText ? jsonDepth(text, MAX_BODY_DEPTH + MANAGED_FIELDS_MARGIN) : 0;
+  if (depth > MAX_BODY_DEPTH + MANAGED_FIELDS_MARGIN) throw tooDeep();
   // Clients (client-go, ours) send apply bodies as JSON under the YAML type; JSON is YAML, and
   // JSON.parse costs a fraction of the YAML parser, so JSON-looking text tries it first.
-  if (yaml && text.trimStart().startsWith('{')) {
+  if (yaml && jsonText) {
     try {
-      return JSON.parse(text);
-    } catch {
+      return depth > MAX_BODY_DEPTH ? bounded(JSON.parse(text)) : JSON.parse(text);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
       // Not JSON after all (YAML flow style): the YAML parser decides below.
     }
   }
+  let parsed: unknown;
   try {
-    return yaml ? parseYaml(text, { prettyErrors: false, maxAliasCount: 100 }) : JSON.parse(text);
+    parsed = yaml ? parseYaml(text, { prettyErrors: false, maxAliasCount: 100 }) : JSON.parse(text);
   } catch (error) {
     const what = yaml ? 'YAML' : 'JSON';
     throw new ApiError(
@@ -76,6 +99,29 @@ export function parseBody(body: Buffer, contentType: string | undefined): unknow
       `the request body is not valid ${what}: ${(error as Error).message}`,
     );
   }
+  // YAML's block style nests without brackets.
+  return yaml || depth > MAX_BODY_DEPTH ? bounded(parsed) : parsed;
+}
+
+/** The value, if it nests no more than the limit with its managedFields left out. */
+function bounded(value: unknown): unknown {
+  let measured = value;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const { metadata } = value as { metadata?: unknown };
+    if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) {
+      measured = { ...value, metadata: { ...metadata, managedFields: undefined } };
+    }
+  }
+  if (valueDepthExceeds(measured, MAX_BODY_DEPTH)) throw tooDeep();
+  return value;
+}
+
+function tooDeep(): ApiError {
+  return new ApiError(
+    400,
+    'BadRequest',
+    `the request body nests more than ${MAX_BODY_DEPTH} levels deep: exceeded max depth`,
+  );
 }
 
 export function sendJson(

@@ -4,8 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { installBuiltinRules } from './builtin-rules.js';
 import { Housekeeping } from './housekeeping.js';
 import { kubeconfigYaml, loadOrCreateToken, writePrivate } from './kubeconfig.js';
+import { decodeMetadata, metadataCauses } from './meta.js';
 import { Objects } from './objects.js';
 import { OpenApi } from './openapi.js';
 import { mkdirPrivate } from './private.js';
@@ -76,9 +78,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const store = await Store.open(join(dataDir, 'store'), { fsync: options.fsync ?? true });
 
   const registry = new Registry();
-  const objects = new Objects(store);
+  const objects = new Objects(store, log);
   const hub = new WatchHub(options.watchWindow ?? 50_000, store.revision);
   const housekeeping = new Housekeeping(objects, registry, log);
+  installBuiltinRules(objects, registry);
 
   // Watchers see a change only once it is durable, and always in revision order.
   const pending: ChangeEvent[] = [];
@@ -99,13 +102,29 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     },
   });
 
+  // One record that cannot be read must not keep the rest from being served: it is reported
+  // and passed over (left in the store as it is, for a client to fix or delete).
+  const invalid: InvalidRecord[] = [];
   // CRDs first, so that the kinds they define are known when their objects are loaded.
   for (const entry of store.list(storageKeyOf(CRD_TYPE))) {
-    const crd = JSON.parse(entry.json) as KubeObject;
-    if (crd.metadata.deletionTimestamp === undefined) registry.setCrd(entry.name, typesOfCrd(crd));
+    try {
+      const crd = JSON.parse(entry.json) as KubeObject;
+      if (crd.metadata.deletionTimestamp === undefined)
+        registry.setCrd(entry.name, typesOfCrd(crd));
+    } catch (error) {
+      invalid.push({ type: CRD_TYPE, namespace: '', name: entry.name, problem: messageOf(error) });
+    }
   }
-  housekeeping.start(loadAll(store, registry));
+  housekeeping.start(loadAll(store, registry, invalid), (object, type, error) =>
+    invalid.push({
+      type,
+      namespace: object.metadata.namespace ?? '',
+      name: object.metadata.name ?? '',
+      problem: messageOf(error),
+    }),
+  );
   await bootstrap(objects);
+  await reportInvalid(objects, invalid, log);
 
   const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
     token,
@@ -126,7 +145,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const kubeconfigPath = join(dataDir, 'kubeconfig');
   await writePrivate(kubeconfigPath, kubeconfigYaml(url, token, tls.ca));
-  log.info({ url, dataDir, revision: store.revision }, 'local control plane ready');
+  log.info(
+    { url, dataDir, revision: store.revision, invalidRecords: invalid.length },
+    'local control plane ready',
+  );
 
   let closing: Promise<void> | undefined;
   function close(): Promise<void> {
@@ -151,19 +173,117 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   };
 }
 
-/** Every stored object with its type. */
+interface InvalidRecord {
+  type: ResourceType;
+  namespace: string;
+  name: string;
+  problem: string;
+}
+
+/** Every stored object with its type; what cannot be parsed or breaks the rules of metadata
+ * (written before those were checked) goes to `invalid` instead, or as well. */
 function* loadAll(
   store: Store,
   registry: Registry,
+  invalid: InvalidRecord[],
 ): Generator<{ type: ResourceType; object: KubeObject }> {
   const seen = new Set<string>();
   for (const type of [...BUILTIN_TYPES, ...registry.all()]) {
     const key = storageKeyOf(type);
     if (seen.has(key)) continue;
     seen.add(key);
-    for (const entry of store.list(key))
-      yield { type, object: JSON.parse(entry.json) as KubeObject };
+    for (const entry of store.list(key)) {
+      const where = { type, namespace: entry.namespace, name: entry.name };
+      let object: KubeObject;
+      try {
+        object = JSON.parse(entry.json) as KubeObject;
+        if (typeof object.metadata !== 'object' || object.metadata === null)
+          throw new Error('metadata is not an object');
+      } catch (error) {
+        invalid.push({ ...where, problem: messageOf(error) });
+        continue;
+      }
+      const problem = metadataProblem(object);
+      if (problem !== undefined) invalid.push({ ...where, problem });
+      yield { type, object };
+    }
   }
+}
+
+/** What the API would refuse in a stored object's metadata today, if anything. */
+function metadataProblem(object: KubeObject): string | undefined {
+  try {
+    const meta = structuredClone(object.metadata);
+    decodeMetadata(meta);
+    const causes = metadataCauses({ ...object, metadata: meta });
+    return causes.length === 0
+      ? undefined
+      : causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ');
+  } catch (error) {
+    return messageOf(error);
+  }
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Says where each invalid record is: a log line, and a Warning Event in its namespace (in
+ * `default` for cluster-scoped ones, or when its namespace is gone) that `kubectl get events`
+ * shows beside the object.
+ */
+async function reportInvalid(
+  objects: Objects,
+  invalid: readonly InvalidRecord[],
+  log: Logger,
+): Promise<void> {
+  const eventType = BUILTIN_TYPES.find((t) => t.kind === 'Event' && t.group === '');
+  const writes = [];
+  for (const record of invalid) {
+    const { type, namespace, name, problem } = record;
+    log.warn(
+      { resource: storageKeyOf(type), namespace, name, problem },
+      'stored object is invalid; serving the rest',
+    );
+    if (eventType === undefined) continue;
+    const where =
+      namespace !== '' && objects.find(NAMESPACE_TYPE, '', namespace) !== undefined
+        ? namespace
+        : 'default';
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    try {
+      writes.push(
+        objects.create(
+          eventType,
+          where,
+          {
+            metadata: { generateName: `${name || 'invalid'}.`.slice(0, 200) },
+            involvedObject: {
+              apiVersion: type.group === '' ? type.version : `${type.group}/${type.version}`,
+              kind: type.kind,
+              name,
+              ...(namespace !== '' ? { namespace } : {}),
+            },
+            reason: 'InvalidStoredObject',
+            message:
+              `stored ${type.kind} cannot be read as it is (${problem}); fix or delete it`.slice(
+                0,
+                1024,
+              ),
+            type: 'Warning',
+            source: { component: 'nrn-local' },
+            reportingComponent: 'nrn-local',
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+          { fieldManager: 'nrn-local', fieldValidation: 'Ignore', dryRun: false, warnings: [] },
+        ),
+      );
+    } catch (error) {
+      log.warn({ err: error, namespace, name }, 'could not record an Event for an invalid object');
+    }
+  }
+  await Promise.all(writes.map((w) => w.durable));
 }
 
 async function bootstrap(objects: Objects): Promise<void> {

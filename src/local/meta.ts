@@ -1,8 +1,180 @@
-// Object metadata rules of the API server: name formats, generateName, uids, timestamps,
-// and which changes count as a new generation.
+// Object metadata rules of the API server: the JSON types of ObjectMeta's fields, name
+// formats, the limits and checks of apimachinery's ValidateObjectMeta, generateName, uids,
+// timestamps, and which changes count as a new generation.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { labelKeyErrors, labelValueErrors } from './selectors.js';
 import { ApiError, type KubeObject, type StatusCause } from './types.js';
+
+// --- ObjectMeta's Go types -------------------------------------------------------------------
+// kube-apiserver decodes metadata into metav1.ObjectMeta before anything else looks at it, so a
+// value of the wrong JSON type is a 400 from the decoder and never reaches storage, and a JSON
+// null is the field's zero value. Decoding the same way here is what keeps a malformed
+// ownerReference (`[null]`) from reaching the code that runs after a commit.
+
+type GoType =
+  | 'string'
+  | 'int64'
+  | 'bool'
+  | 'time'
+  | 'raw'
+  | { map: 'string' }
+  | { list: GoType }
+  | { struct: string; fields: Readonly<Record<string, GoType>> };
+
+const OWNER_REFERENCE: GoType = {
+  struct: 'v1.OwnerReference',
+  fields: {
+    apiVersion: 'string',
+    kind: 'string',
+    name: 'string',
+    uid: 'string',
+    controller: 'bool',
+    blockOwnerDeletion: 'bool',
+  },
+};
+
+const MANAGED_FIELDS_ENTRY: GoType = {
+  struct: 'v1.ManagedFieldsEntry',
+  fields: {
+    manager: 'string',
+    operation: 'string',
+    apiVersion: 'string',
+    time: 'time',
+    fieldsType: 'string',
+    fieldsV1: 'raw',
+    subresource: 'string',
+  },
+};
+
+const OBJECT_META: Readonly<Record<string, GoType>> = {
+  name: 'string',
+  generateName: 'string',
+  namespace: 'string',
+  selfLink: 'string',
+  uid: 'string',
+  resourceVersion: 'string',
+  generation: 'int64',
+  creationTimestamp: 'time',
+  deletionTimestamp: 'time',
+  deletionGracePeriodSeconds: 'int64',
+  labels: { map: 'string' },
+  annotations: { map: 'string' },
+  ownerReferences: { list: OWNER_REFERENCE },
+  finalizers: { list: 'string' },
+  managedFields: { list: MANAGED_FIELDS_ENTRY },
+};
+
+const INT64_LIMIT = 2 ** 63;
+
+const goName = (t: GoType): string =>
+  typeof t === 'string'
+    ? t === 'time'
+      ? 'v1.Time'
+      : t
+    : 'map' in t
+      ? 'map[string]string'
+      : 'list' in t
+        ? `[]${goName(t.list)}`
+        : t.struct;
+
+const jsonName = (v: unknown): string =>
+  Array.isArray(v)
+    ? 'array'
+    : v === null
+      ? 'null'
+      : typeof v === 'object'
+        ? 'object'
+        : typeof v === 'boolean'
+          ? 'bool'
+          : typeof v === 'number'
+            ? `number ${v}`
+            : typeof v;
+
+/** The zero value Go leaves where JSON says null inside a list or map. */
+const zeroOf = (t: GoType): unknown =>
+  t === 'string'
+    ? ''
+    : t === 'bool'
+      ? false
+      : t === 'int64'
+        ? 0
+        : typeof t === 'object' && 'struct' in t
+          ? {}
+          : null;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Checks metadata's fields against their Go types, in place: a JSON null becomes the zero value
+ * Go would leave (the field gone; an element or map value zeroed). A wrong type is a 400,
+ * worded as Go's JSON decoder words it.
+ */
+export function decodeMetadata(meta: Record<string, unknown>): void {
+  for (const [field, type] of Object.entries(OBJECT_META)) {
+    if (!Object.hasOwn(meta, field)) continue;
+    if (meta[field] === null) delete meta[field];
+    else meta[field] = decodeValue(meta[field], type, field);
+  }
+}
+
+function decodeValue(value: unknown, type: GoType, path: string): unknown {
+  const wrong = () =>
+    new ApiError(
+      400,
+      'BadRequest',
+      `json: cannot unmarshal ${jsonName(value)} into Go struct field ObjectMeta.metadata.${path} of type ${goName(type)}`,
+    );
+  if (typeof type === 'string') {
+    switch (type) {
+      case 'raw':
+        return value;
+      case 'string':
+        if (typeof value !== 'string') throw wrong();
+        return value;
+      case 'bool':
+        if (typeof value !== 'boolean') throw wrong();
+        return value;
+      case 'int64':
+        if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) >= INT64_LIMIT)
+          throw wrong();
+        return value;
+      case 'time':
+        if (typeof value !== 'string') throw wrong();
+        if (Number.isNaN(Date.parse(value)) || !RFC3339.test(value)) {
+          throw new ApiError(
+            400,
+            'BadRequest',
+            `metadata.${path}: parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": not RFC 3339`,
+          );
+        }
+        return value;
+    }
+  }
+  if ('map' in type) {
+    if (!isPlainObject(value)) throw wrong();
+    for (const key of Object.keys(value)) {
+      value[key] = value[key] === null ? '' : decodeValue(value[key], 'string', `${path}.${key}`);
+    }
+    return value;
+  }
+  if ('list' in type) {
+    if (!Array.isArray(value)) throw wrong();
+    for (let i = 0; i < value.length; i++) {
+      value[i] = value[i] === null ? zeroOf(type.list) : decodeValue(value[i], type.list, path);
+    }
+    return value;
+  }
+  if (!isPlainObject(value)) throw wrong();
+  for (const [field, fieldType] of Object.entries(type.fields)) {
+    if (!Object.hasOwn(value, field)) continue;
+    if (value[field] === null) delete value[field];
+    else value[field] = decodeValue(value[field], fieldType, `${path}.${field}`);
+  }
+  return value;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -28,28 +200,82 @@ export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[
   return out;
 }
 
-/** Validates the client-settable metadata the server checks on every write. */
+/** The sum of annotation keys and values, as apimachinery's TotalAnnotationSizeLimitB. */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+/** kube-apiserver's ValidateObjectMeta checks of the client-settable metadata, every write. */
 export function metadataCauses(object: KubeObject): StatusCause[] {
   const causes: StatusCause[] = [];
+  const meta = object.metadata;
   const invalid = (field: string, value: string, message: string) =>
     causes.push({
       reason: 'FieldValueInvalid',
       field,
       message: `Invalid value: ${JSON.stringify(value)}: ${message}`,
     });
-  for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
+  for (const [key, value] of Object.entries(meta.labels ?? {})) {
     for (const p of labelKeyErrors(key)) invalid('metadata.labels', key, p);
-    if (typeof value !== 'string') invalid('metadata.labels', String(value), 'must be a string');
-    else for (const p of labelValueErrors(value)) invalid('metadata.labels', value, p);
+    for (const p of labelValueErrors(value)) invalid('metadata.labels', value, p);
   }
-  for (const key of Object.keys(object.metadata.annotations ?? {})) {
-    for (const p of labelKeyErrors(key)) invalid('metadata.annotations', key, p);
+  let annotationBytes = 0;
+  for (const [key, value] of Object.entries(meta.annotations ?? {})) {
+    // The rule is a qualified name whatever the case, as ValidateAnnotations lowers it.
+    for (const p of labelKeyErrors(key.toLowerCase())) invalid('metadata.annotations', key, p);
+    annotationBytes += Buffer.byteLength(key) + Buffer.byteLength(value);
   }
-  for (const [key, value] of Object.entries(object.metadata.annotations ?? {})) {
-    if (typeof value !== 'string')
-      invalid(`metadata.annotations[${key}]`, String(value), 'must be a string');
+  if (annotationBytes > MAX_ANNOTATIONS_BYTES) {
+    causes.push(tooLong('metadata.annotations', MAX_ANNOTATIONS_BYTES));
+  }
+  let controller: string | undefined;
+  for (const ref of meta.ownerReferences ?? []) {
+    const field = 'metadata.ownerReferences';
+    const [group, version, ...extra] = (ref.apiVersion ?? '').split('/');
+    if ((version ?? group) === '' || extra.length > 0) {
+      invalid(`${field}.apiVersion`, ref.apiVersion ?? '', 'version must not be empty');
+    }
+    if (!ref.kind) invalid(`${field}.kind`, ref.kind ?? '', 'must not be empty');
+    if (!ref.name) invalid(`${field}.name`, ref.name ?? '', 'must not be empty');
+    if (!ref.uid) invalid(`${field}.uid`, ref.uid ?? '', 'must not be empty');
+    if (ref.apiVersion === 'v1' && ref.kind === 'Event') {
+      invalid(
+        field,
+        `${ref.kind}/${ref.name}`,
+        '/v1, Kind=Event is disallowed from being an owner',
+      );
+    }
+    if (ref.controller === true) {
+      const name = `${ref.kind}/${ref.name}`;
+      if (controller === undefined) controller = name;
+      else {
+        causes.push({
+          reason: 'FieldValueInvalid',
+          field,
+          message: `Invalid value: "": Only one reference can have Controller set to true. Found "true" in references for ${controller} and ${name}`,
+        });
+      }
+    }
+  }
+  const finalizers = meta.finalizers ?? [];
+  for (const finalizer of finalizers) {
+    for (const p of labelKeyErrors(finalizer)) invalid('metadata.finalizers', finalizer, p);
+  }
+  if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'metadata.finalizers',
+      message: `Invalid value: ${JSON.stringify(finalizers)}: finalizer orphan and foregroundDeletion cannot be both set`,
+    });
   }
   return causes;
+}
+
+/** field.TooLong: the value itself is left out of the message. */
+export function tooLong(field: string, limit: number): StatusCause {
+  return {
+    reason: 'FieldValueTooLong',
+    field,
+    message: `Too long: must have at most ${limit} bytes`,
+  };
 }
 
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -4,7 +4,10 @@
 // store. Every check and the write itself happen synchronously, so no two requests
 // interleave between reading an object and writing it; the caller then awaits durability.
 
+import type { Logger } from 'pino';
+import { silentLogger } from '../log.js';
 import {
+  decodeMetadata,
   generateNameSuffix,
   invalid,
   metadataCauses,
@@ -109,6 +112,7 @@ export class Objects {
 
   constructor(
     private readonly store: Store,
+    private readonly log: Logger = silentLogger(),
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -525,6 +529,7 @@ export class Objects {
     object.apiVersion = apiVersion;
     if (object.metadata === undefined || object.metadata === null) object.metadata = {};
     if (!isObject(object.metadata)) throw badRequest('metadata must be an object');
+    decodeMetadata(object.metadata);
     const ns = object.metadata.namespace;
     if (type.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
       throw badRequest(
@@ -657,6 +662,17 @@ export class Objects {
     const { revision, durable } = this.store.commit((rev) => {
       shown.metadata.resourceVersion = String(rev);
       json = JSON.stringify(shown);
+      // Checked on the text the store keeps, after the only serialisation a write pays for;
+      // thrown here, it leaves no trace. A write that does not grow an object stored before
+      // the limit existed is let through, so such an object can still be fixed or deleted.
+      if (
+        next !== undefined &&
+        json.length * 3 > MAX_OBJECT_BYTES &&
+        Buffer.byteLength(json) > MAX_OBJECT_BYTES &&
+        !(old !== undefined && json.length <= (this.stored.get(old)?.length ?? 0))
+      ) {
+        throw tooLarge(type, name, Buffer.byteLength(json));
+      }
       const mutation: Mutation = {
         resource,
         namespace,
@@ -675,7 +691,17 @@ export class Objects {
       json,
       old === undefined ? undefined : (this.stored.get(old) ?? JSON.stringify(old)),
     );
-    for (const listener of this.listeners) listener.committed(event, old, next, durable);
+    // The write is stored: whatever a listener meets, the client is told it succeeded.
+    for (const listener of this.listeners) {
+      try {
+        listener.committed(event, old, next, durable);
+      } catch (error) {
+        this.log.error(
+          { err: error, resource, namespace, name, revision },
+          'write listener failed after commit',
+        );
+      }
+    }
     return { object: shown, json, durable };
   }
 }
@@ -709,6 +735,23 @@ function sameContent(a: KubeObject, b: KubeObject): boolean {
 /** managedFields without their timestamps: a change of owner is a change; a new time is not. */
 function fieldSets(o: KubeObject): unknown {
   return (o.metadata.managedFields ?? []).map(({ time: _t, ...rest }) => rest);
+}
+
+/**
+ * The largest object stored: etcd's default request limit (--max-request-bytes, 1.5 MiB), which
+ * is what bounds an object on a real cluster whatever the request that grows it.
+ */
+export const MAX_OBJECT_BYTES = 1536 * 1024;
+
+function tooLarge(type: ResourceType, name: string, bytes: number): ApiError {
+  // kube-apiserver passes etcd's "request is too large" on as a 500; it is the client's write
+  // that is too large, so it is answered as one (ADR 0003).
+  return new ApiError(
+    413,
+    'RequestEntityTooLarge',
+    `${qualifiedResource(type)} "${name}" is too large: ${bytes} bytes stored, over the limit of ${MAX_OBJECT_BYTES} (etcdserver: request is too large)`,
+    { name, group: type.group, kind: type.resource },
+  );
 }
 
 function notFound(type: ResourceType, name: string): ApiError {

@@ -198,7 +198,7 @@ export class ApiServer {
       .split('/')
       .filter((s) => s !== '')
       // Most segments hold no escape: decoding them anyway costs a call each.
-      .map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
+      .map((s) => (s.includes('%') ? decodeSegment(s) : s));
     const [root, ...rest] = segments;
     if (root === 'openapi') return this.serveOpenApi(res, rest);
     if (root === 'api') {
@@ -663,6 +663,15 @@ const isTrue = (v: string | null) => v === 'true' || v === '1';
 function managerFromUserAgent(agent: string | undefined): string {
   const name = (agent ?? 'unknown').split('/')[0]?.trim();
   return name === undefined || name === '' ? 'unknown' : name.slice(0, 128);
+}
+
+/** A path segment's escapes decoded; a malformed one is the client's error, as in Go's url. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`invalid URL escape in path segment ${JSON.stringify(segment)}`);
+  }
 }
 
 function notFoundPath(): ApiError {

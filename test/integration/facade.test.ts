@@ -528,6 +528,18 @@ describe('facade', () => {
       );
     });
 
+    it('refuses a body nested past 100 levels with 400 BODY_TOO_DEEP, and creates nothing', async () => {
+      const before = await kube.resource(Scopes).list({ namespace: ns });
+      for (const levels of [101, 5_000, 40_000]) {
+        const capabilities = `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+        const raw = `{"name":"Deep ${levels}","type":"web_pool","application_id":${appId},"requested_spec":{"memory_in_gb":1,"cpu_profile":"standard","local_storage_in_gb":1},"capabilities":${capabilities}}`;
+        expectError(await call('POST', '/scope', { raw }), 400, 'BODY_TOO_DEEP');
+      }
+      const after = await kube.resource(Scopes).list({ namespace: ns });
+      expect(after.items.length).toBe(before.items.length);
+      expect((await call('GET', '/openapi.json', { token: null })).status).toBe(200);
+    });
+
     it('serves its OpenAPI document without a token', async () => {
       const answer = await call<{ openapi: string; paths: Record<string, unknown> }>(
         'GET',
