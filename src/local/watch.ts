@@ -87,10 +87,22 @@ export class TooOldError extends Error {
 }
 
 /** Keeps the last `capacity` changes and the live watchers. */
+/** What the watch window may hold: resuming watchers past it relist (410), as on a restart. */
+export const DEFAULT_WINDOW_BYTES = 256 * 1024 * 1024;
+
+/**
+ * An event's memory, roughly: its JSON, the previous version's, and the wire line shared by
+ * its watchers (two bytes a character where a string is not Latin-1 is not counted).
+ */
+const windowCost = (event: ChangeEvent): number =>
+  2 * event.json.length + (event.previous?.length ?? 0);
+
 export class WatchHub {
   private readonly ring: (ChangeEvent | undefined)[];
   private start = 0;
   private size = 0;
+  /** What the events in the window hold, by windowCost(). */
+  private bytes = 0;
   /** Events after this revision are all in the window. */
   private floor: number;
   private readonly watchers = new Map<string, Set<Watcher>>();
@@ -98,9 +110,16 @@ export class WatchHub {
   constructor(
     readonly capacity: number,
     startRevision: number,
+    /** The window also ends where its events would hold more than this. */
+    readonly maxBytes = DEFAULT_WINDOW_BYTES,
   ) {
     this.ring = new Array(capacity);
     this.floor = startRevision;
+  }
+
+  /** Events and bytes the window holds now. */
+  get window(): { events: number; bytes: number } {
+    return { events: this.size, bytes: this.bytes };
   }
 
   get watcherCount(): number {
@@ -111,14 +130,19 @@ export class WatchHub {
 
   /** Publishes changes in revision order, once they are durable. */
   publish(event: ChangeEvent): void {
-    if (this.size === this.capacity) {
+    const cost = windowCost(event);
+    // Objects may be 1.5 MiB each: a window bounded by count alone could hold gigabytes.
+    while (this.size > 0 && (this.size === this.capacity || this.bytes + cost > this.maxBytes)) {
       const dropped = this.ring[this.start] as ChangeEvent;
+      this.ring[this.start] = undefined;
       this.floor = dropped.revision;
+      this.bytes -= windowCost(dropped);
       this.start = (this.start + 1) % this.capacity;
       this.size--;
     }
     this.ring[(this.start + this.size) % this.capacity] = event;
     this.size++;
+    this.bytes += cost;
     const set = this.watchers.get(event.resource);
     if (set === undefined) return;
     for (const watcher of set) {
