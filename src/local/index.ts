@@ -132,6 +132,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     tls,
     log,
     durable: () => store.flush(),
+    invalidStoredObjects: invalid.length,
     ...(options.bookmarkIntervalMs !== undefined
       ? { bookmarkIntervalMs: options.bookmarkIntervalMs }
       : {}),

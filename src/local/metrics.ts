@@ -12,8 +12,14 @@ export class ApiServerMetrics {
   /** By GroupResource as kube-apiserver 1.32 prints it: `configmaps`, `scopes.platform.nrn.dev`. */
   readonly terminatedWatchers: Counter<'resource'>;
 
-  constructor(budget: WatchBudget) {
+  constructor(budget: WatchBudget, invalidStoredObjects = 0) {
     const registers = [this.registry];
+    // Ours, not kube-apiserver's: records found at start that the API would refuse (ADR 0003).
+    new Gauge({
+      name: 'nrn_local_invalid_stored_objects',
+      help: 'Stored objects found invalid at start: left out of the indexes, each reported in a Warning Event InvalidStoredObject.',
+      registers,
+    }).set(invalidStoredObjects);
     // cacher/cache_watcher.go increments this when it gives up on a watcher that does not read.
     this.terminatedWatchers = new Counter({
       name: 'apiserver_terminated_watchers_total',

@@ -51,6 +51,8 @@ export interface ApiServerOptions {
   durable: () => Promise<void>;
   /** How often a watch that asked for bookmarks gets one. */
   bookmarkIntervalMs?: number;
+  /** Stored objects found invalid at start, for /metrics. */
+  invalidStoredObjects?: number;
   /** What watchers may hold unread before they are closed (DEFAULT_WATCH_LIMITS). */
   watchLimits?: Partial<WatchLimits>;
 }
@@ -96,7 +98,7 @@ export class ApiServer {
         );
       },
     );
-    this.metrics = new ApiServerMetrics(this.watchBudget);
+    this.metrics = new ApiServerMetrics(this.watchBudget, options.invalidStoredObjects);
     this.server = createServer({ cert: options.tls.cert, key: options.tls.key }, (req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });

@@ -463,6 +463,10 @@ describe('a record stored before these checks existed', () => {
           .map((e) => e.involvedObject.name)
           .sort();
         expect(named).toEqual(['cut', 'null-owner']);
+        const metrics = await fetch(`${plane.url}/metrics`, {
+          headers: { Authorization: `Bearer ${plane.token}` },
+        });
+        expect(await metrics.text()).toMatch(/^nrn_local_invalid_stored_objects 2$/m);
         // The readable one can be fixed or deleted as any other.
         expect((await call('DELETE', `${CONFIGMAPS}/null-owner`)).status).toBe(200);
         expect((await call('POST', CONFIGMAPS, { metadata: { name: 'after' } })).status).toBe(201);
