@@ -1,7 +1,7 @@
 // Wires the long-running processes: config -> logger -> control plane -> operator and its
 // metrics server -> facade, and the signals that stop them.
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   type Authenticator,
@@ -157,6 +157,8 @@ async function localTokenAuth(
   let token: string;
   try {
     token = (await readFile(tokenPath, 'utf8')).trim();
+    // A token file loosened by hand (or by a copy) is narrowed again, as the plane's own are.
+    await chmod(tokenPath, 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     token = randomBytes(32).toString('base64url');
