@@ -18,6 +18,17 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        extends: true,
+        // Scenarios that crash, stall and flood whole processes: bounded here (NRN_RELIABILITY
+        // unset), full with NRN_RELIABILITY=full (`npm run test:reliability`).
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });

@@ -16,6 +16,7 @@ import { allCrds } from '../src/api/index.js';
 import { call } from './support/api.js';
 import { concurrently, linesOf, stopProcess, support } from './support/processes.js';
 import { mulberry32 } from './support/random.js';
+import { emit } from './support/report.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -179,6 +180,25 @@ async function main(): Promise<void> {
     const renderedRun = await load(facadeUrl, token, distinct);
     const unauthorised = await load(`${facadeUrl}${query}`, 'wrong-token');
 
+    emit({
+      bench: 'facade',
+      name: 'GET /service, NRN + type filter',
+      value: facadeRun.requests,
+      unit: 'req/s',
+      against: {
+        name: 'bare Fastify, the same page',
+        value: bareRun.requests,
+        kind: 'ceiling',
+        higherIsBetter: true,
+      },
+    });
+    emit({
+      bench: 'facade',
+      name: 'GET /service p99',
+      value: facadeRun.p99,
+      unit: 'ms',
+      against: { name: 'goal', value: 5, kind: 'goal', higherIsBetter: false },
+    });
     const row = (name: string, f: Figures) =>
       `${name.padEnd(40)} ${f.requests.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors}`;
     process.stdout.write(

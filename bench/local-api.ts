@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { call, percentile } from './support/api.js';
 import { type Lines, linesOf, support } from './support/processes.js';
+import { emit } from './support/report.js';
 
 const CONNECTIONS = 16;
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000);
@@ -346,6 +347,34 @@ try {
     await stopServer(floorServer);
   }
   const perObject = (mem.after.rss - mem.before.rss - mem.jsonBytes) / OBJECTS;
+  const floorCeiling = (name: string, value: number, higherIsBetter = true) =>
+    ({
+      name: `bare durable Node server: ${name}`,
+      value,
+      kind: 'ceiling',
+      higherIsBetter,
+    }) as const;
+  emit({
+    bench: 'local-api',
+    name: 'durable creates/s',
+    value: creates.perSecond,
+    unit: '/s',
+    against: floorCeiling('creates/s', floor.creates.perSecond),
+  });
+  emit({
+    bench: 'local-api',
+    name: 'watch delivery p99',
+    value: percentile(latencies, 99),
+    unit: 'ms',
+    against: floorCeiling('p99', percentile(floor.latencies, 99), false),
+  });
+  emit({
+    bench: 'local-api',
+    name: 'RSS per object beyond its JSON',
+    value: perObject,
+    unit: 'B',
+    against: { name: 'goal', value: 1536, kind: 'goal', higherIsBetter: false },
+  });
   const rows: Array<[string, string, string]> = [
     [
       `durable creates/s (${CONNECTIONS} connections, ${CREATES})`,
