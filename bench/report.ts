@@ -113,7 +113,7 @@ function render(
   for (const f of figures) {
     const a = f.against;
     out.push(
-      `| ${f.bench} | ${f.name} | ${number(f.value)} ${f.unit} | ${a ? `${a.name} (${a.kind})` : '—'} | ${a ? `${number(a.value)} ${f.unit}` : ''} | ${ratio(f)} |`,
+      `| ${f.bench} | ${f.name} | ${number(f.value)} ${f.unit} | ${a === undefined ? '—' : a.kind === 'goal' ? 'goal' : `${a.name} (ceiling, same run)`} | ${a ? `${number(a.value)} ${f.unit}` : ''} | ${ratio(f)} |`,
     );
   }
   out.push(
