@@ -54,7 +54,9 @@ const SLICE_RE = /^(-?\d*)(:-?\d*)?(:-?\d*)?$/;
 // Go's `.` does not match a newline; JavaScript's also refuses \r and the line separators.
 const FILTER_RE = /^([^!<>=]+)([!<>=]+)([^\n]+?)$/;
 const ATOI_RE = /^[+-]?[0-9]+$/;
-const PARSE_FLOAT_RE = /^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$/;
+// One way only to split the digits ("[0-9]+\.?[0-9]*" has n of them): "111...1.." from a
+// CRD's printer column would otherwise take quadratic time to refuse.
+const PARSE_FLOAT_RE = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
 
 /** Go's `strconv.Atoi` on a 64-bit platform. */
 function atoi(s: string): number | undefined {

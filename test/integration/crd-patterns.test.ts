@@ -1,14 +1,15 @@
-// `pattern` in a CRD schema, against `nrn-operator local` run as its own process (so a stalled
-// event loop there cannot stall this test): values built to make a backtracking engine take
-// exponential time are answered at once while other requests go on, and a pattern Go's regexp
-// refuses is refused when the CRD is written, as apiextensions-apiserver words it.
+// Regular expressions on what clients send, against `nrn-operator local` run as its own process
+// (so a stalled event loop there cannot stall this test): values built to make a backtracking
+// engine take exponential or quadratic time (a CRD's `pattern`, the duration format, a printer
+// column's jsonPath) are answered at once while other requests go on, and a pattern Go's
+// regexp refuses is refused when the CRD is written, as apiextensions-apiserver words it.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { kubectl, type TestCluster } from '../support/cluster.js';
+import { type KubectlResult, kubectl, type TestCluster } from '../support/cluster.js';
 import { type Fetch, fetchTrusting } from '../support/https.js';
 import {
   type ControlPlaneProcess,
@@ -29,7 +30,11 @@ let cluster: TestCluster;
 let fetch: Fetch;
 let token: string;
 
-const crd = (plural: string, properties: Record<string, unknown>) => {
+const crd = (
+  plural: string,
+  properties: Record<string, unknown>,
+  version: Record<string, unknown> = {},
+) => {
   const kind = `${plural[0]?.toUpperCase()}${plural.slice(1, -1)}`;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -50,6 +55,7 @@ const crd = (plural: string, properties: Record<string, unknown>) => {
               properties: { spec: { type: 'object', properties } },
             },
           },
+          ...version,
         },
       ],
     },
@@ -76,6 +82,38 @@ async function versionsWhile(done: Promise<unknown>): Promise<number> {
   return answered;
 }
 
+/** kubectl ARGS with INPUT on stdin, while /version must keep being answered. */
+async function kubectlMeanwhile(args: string[], input: unknown): Promise<KubectlResult> {
+  const running = kubectl(cluster, args, {
+    input: JSON.stringify(input),
+    timeoutMs: KUBECTL_BOUND_MS,
+  });
+  expect(await versionsWhile(running)).toBeGreaterThan(0);
+  return running;
+}
+
+/** Creates a CRD and waits until its resource is served. */
+async function establish(body: ReturnType<typeof crd>): Promise<void> {
+  const created = await kubectl(cluster, ['create', '-f', '-'], {
+    input: JSON.stringify(body),
+    timeoutMs: KUBECTL_BOUND_MS,
+  });
+  expect(created.stderr).toBe('');
+  const established = await kubectl(
+    cluster,
+    ['wait', '--for=condition=established', '--timeout=30s', `crd/${body.metadata.name}`],
+    { timeoutMs: KUBECTL_BOUND_MS },
+  );
+  expect(established.code).toBe(0);
+}
+
+const resource = (kind: string, name: string, spec: Record<string, unknown>) => ({
+  apiVersion: `${GROUP}/v1`,
+  kind,
+  metadata: { name, namespace: 'default' },
+  spec,
+});
+
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'nrn-patterns-'));
   plane = await startControlPlaneProcess(dataDir);
@@ -93,29 +131,21 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  // A server stuck in a regular expression never runs its SIGTERM handler.
-  plane?.child.kill('SIGTERM');
-  const stopped = await Promise.race([plane?.exited.then(() => true), sleep(5_000, false)]);
-  if (!stopped) {
-    plane.child.kill('SIGKILL');
-    await plane.exited;
+  if (plane !== undefined) {
+    // A server stuck in a regular expression never runs its SIGTERM handler.
+    plane.child.kill('SIGTERM');
+    const stopped = await Promise.race([plane.exited.then(() => true), sleep(5_000, false)]);
+    if (!stopped) {
+      plane.child.kill('SIGKILL');
+      await plane.exited;
+    }
   }
   await rm(dataDir, { recursive: true, force: true });
 }, 30_000);
 
 describe('CRD patterns on the local control plane', () => {
   it(`answers values of growing length against ${EVIL} at once, and other requests meanwhile`, async () => {
-    const created = await kubectl(cluster, ['create', '-f', '-'], {
-      input: JSON.stringify(crd('widgets', { value: { type: 'string', pattern: EVIL } })),
-      timeoutMs: KUBECTL_BOUND_MS,
-    });
-    expect(created.stderr).toBe('');
-    const established = await kubectl(
-      cluster,
-      ['wait', '--for=condition=established', '--timeout=30s', `crd/widgets.${GROUP}`],
-      { timeoutMs: KUBECTL_BOUND_MS },
-    );
-    expect(established.code).toBe(0);
+    await establish(crd('widgets', { value: { type: 'string', pattern: EVIL } }));
 
     const cases: Array<[string, string, boolean]> = [
       ['evil-31', `${'a'.repeat(30)}!`, false],
@@ -124,18 +154,10 @@ describe('CRD patterns on the local control plane', () => {
       ['match-10000', 'a'.repeat(10_000), true],
     ];
     for (const [name, value, matches] of cases) {
-      const widget = {
-        apiVersion: `${GROUP}/v1`,
-        kind: 'Widget',
-        metadata: { name, namespace: 'default' },
-        spec: { value },
-      };
-      const creating = kubectl(cluster, ['create', '-f', '-'], {
-        input: JSON.stringify(widget),
-        timeoutMs: KUBECTL_BOUND_MS,
-      });
-      expect(await versionsWhile(creating)).toBeGreaterThan(0);
-      const result = await creating;
+      const result = await kubectlMeanwhile(
+        ['create', '-f', '-'],
+        resource('Widget', name, { value }),
+      );
       if (matches) {
         expect(result).toMatchObject({ code: 0, stderr: '' });
         expect(result.stdout).toContain(`widget.${GROUP}/${name} created`);
@@ -192,5 +214,45 @@ describe('CRD patterns on the local control plane', () => {
       timeoutMs: KUBECTL_BOUND_MS,
     });
     expect(listed.stdout).not.toContain('gadgets');
+  }, 120_000);
+});
+
+describe("the server's own regular expressions on what clients send", () => {
+  it('answers duration-formatted values built to backtrack at once, and other requests meanwhile', async () => {
+    await establish(crd('timers', { every: { type: 'string', format: 'duration' } }));
+    // Quadratic in a RegExp (both of strfmt's readings); a long valid value still passes.
+    const digits = `${'1'.repeat(200_000)}..`;
+    const refused = await kubectlMeanwhile(
+      ['create', '-f', '-'],
+      resource('Timer', 'digits', { every: digits }),
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      `The Timer "digits" is invalid: spec.every: Invalid value: "${digits}": spec.every in body must be of type duration`,
+    );
+    const units = await kubectlMeanwhile(
+      ['create', '-f', '-'],
+      resource('Timer', 'units', { every: '1m'.repeat(500_000) }),
+    );
+    expect(units).toMatchObject({ code: 0, stderr: '' });
+    expect(units.stdout).toContain(`timer.${GROUP}/units created`);
+  }, 120_000);
+
+  it("refuses a printer column's jsonPath built to backtrack at once, and other requests meanwhile", async () => {
+    const number = `${'1'.repeat(200_000)}..`;
+    const body = crd(
+      'dials',
+      { n: { type: 'string' } },
+      {
+        additionalPrinterColumns: [
+          { name: 'N', type: 'string', jsonPath: `.spec.items[?(@.n==${number})]` },
+        ],
+      },
+    );
+    const refused = await kubectlMeanwhile(['create', '-f', '-'], body);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`The CustomResourceDefinition "dials.${GROUP}" is invalid`);
+    expect(refused.stderr).toContain('spec.versions[0].additionalPrinterColumns[0].jsonPath');
+    expect(refused.stderr).toContain(`cannot parse number ${number}`);
   }, 120_000);
 });

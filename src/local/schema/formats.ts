@@ -2,6 +2,8 @@
 // (kube-openapi strfmt) checks them. Formats outside this list are ignored, as the server
 // strips them from the schema.
 
+import { RE2JS } from 're2js';
+
 type Check = (s: string) => boolean;
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
@@ -24,8 +26,9 @@ const SSN = /^\d{3}[- ]?\d{2}[- ]?\d{4}$/;
 const OBJECT_ID = /^[0-9a-fA-F]{24}$/;
 const EMAIL_ADDR =
   /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@([A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|\[[^\]\\]*\])$/;
-const GO_DURATION = /^[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
-const LOOSE_DURATION = /(\d+)\s*([A-Za-zµ]+)/g;
+// RE2 (linear time), not RegExp: on a value any client may send, RegExp takes quadratic time
+// on a long run of digits and overflows its backtracking stack on "1m1m1m...".
+const GO_DURATION = RE2JS.compile('^[-+]?((\\d+\\.?\\d*|\\.\\d+)(ns|us|µs|μs|ms|s|m|h))+$');
 const DURATION_UNITS = [
   ['ns', 'nano'],
   ['us', 'µs', 'micro'],
@@ -112,11 +115,36 @@ function isRequestURI(s: string): boolean {
   return true;
 }
 
+const isAsciiDigit = (c: string) => c >= '0' && c <= '9';
+const isUnitLetter = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === 'µ';
+const isRe2Space = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\f' || c === '\r';
+
+/**
+ * The units of strfmt's durationMatcher `(\d+)\s*([A-Za-zµ]+)`, match after match as Go's
+ * FindAllStringSubmatch finds them, in one pass: the RegExp retried the pattern at every digit
+ * of a run (quadratic time on "111...1.."), and even RE2 takes seconds on 3 MiB of digits.
+ */
+function* looseUnits(s: string): Generator<string> {
+  let i = 0;
+  while (i < s.length) {
+    if (!isAsciiDigit(s.charAt(i))) {
+      i++;
+      continue;
+    }
+    // A match can only start at the first digit of a run: a later one sees the same tail.
+    while (i < s.length && isAsciiDigit(s.charAt(i))) i++;
+    while (i < s.length && isRe2Space(s.charAt(i))) i++;
+    const start = i;
+    while (i < s.length && isUnitLetter(s.charAt(i))) i++;
+    if (i > start) yield s.slice(start, i);
+  }
+}
+
 /** Go's time.ParseDuration, then strfmt's looser "3 days" reading. */
 function isDuration(s: string): boolean {
   if (s === '0' || GO_DURATION.test(s)) return true;
-  for (const m of s.matchAll(LOOSE_DURATION)) {
-    const unit = (m[2] ?? '').trim().toLowerCase();
+  for (const found of looseUnits(s)) {
+    const unit = found.toLowerCase();
     const known = DURATION_UNITS.some((variants) =>
       variants.some((v, i) => v === unit || (i === variants.length - 1 && unit.startsWith(v))),
     );

@@ -386,6 +386,37 @@ describe('compileSchema(...).validate: value validations', () => {
     ]);
   });
 
+  // strfmt's duration: Go's time.ParseDuration, else a "<digits> <unit>" anywhere in the text.
+  it.each([
+    ['1h30m', true],
+    ['-1.5µs', true],
+    ['.5s', true],
+    ['0', true],
+    ['3 days', true],
+    ['in 2\tweeks', true],
+    ['10 Minutes, give or take', true],
+    ['1 2h', true],
+    ['5 parsecs', false],
+    ['1.5', false],
+    ['h', false],
+    [`${'1'.repeat(10_000)}..`, false],
+  ])('format duration: %.20j is %s', (value, ok) => {
+    const issues = withField({ type: 'string', format: 'duration' }).validate(
+      resource({ v: value }),
+    ).issues;
+    expect(issues).toEqual(
+      ok
+        ? []
+        : [
+            {
+              field: 'spec.v',
+              reason: 'FieldValueTypeInvalid',
+              message: `Invalid value: ${goQuote(value)}: spec.v in body must be of type duration: ${goQuote(value)}`,
+            },
+          ],
+    );
+  });
+
   it('stops at the first failing string check, as the server does (maxLength, minLength, pattern)', () => {
     const schema = withField({ type: 'string', maxLength: 3, pattern: '^[a-z]+$' });
     expect(schema.validate(resource({ v: 'ABCDE' })).issues).toEqual([
