@@ -71,6 +71,14 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
     frameworkErrors: (error, _request, reply) => {
       (reply as unknown as FastifyReply).code(400).send(errorBody('BAD_REQUEST', error.message));
     },
+    // And so does what Node's HTTP parser refuses before Fastify sees a request (a byte outside
+    // ASCII in the target, a malformed header): Fastify's own answer has no `code`, and no
+    // `Connection: close`, so a client sent its next request into the closing connection.
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorAnswer(error.code));
+      socket.destroy();
+    },
   });
   app.decorateRequest('caller', undefined);
   // The spec's bodies are JSON: anything else is 415, not a string for the schema to refuse.
@@ -189,6 +197,21 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
   });
 
   return app;
+}
+
+/** The whole HTTP answer to a request the parser refused, in the spec's shape. */
+function clientErrorAnswer(cause: string | undefined): string {
+  const body =
+    cause === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? errorBody('REQUEST_TIMEOUT', 'the request did not arrive in time')
+      : cause === 'HPE_HEADER_OVERFLOW'
+        ? errorBody('HEADERS_TOO_LARGE', 'the request headers are too large')
+        : errorBody('BAD_REQUEST', 'the request is not valid HTTP/1.1');
+  const text = JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${body.statusCode} ${body.error}\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`
+  );
 }
 
 function bearerToken(request: FastifyRequest): string | undefined {
