@@ -154,6 +154,12 @@ kind: ConfigMap
 metadata: {name: abuse-target, namespace: ${NS}}
 data: {a: b}
 `,
+  `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: abuse-sa, namespace: ${NS}}
+secrets: [{name: abuse-db-secrets}]
+`,
 ].join('---');
 
 const validScope = (name: string) => ({
@@ -315,6 +321,7 @@ beforeAll(async () => {
     `services/${NS}/abuse-db`,
     `applications/${NS}/abuse-app`,
     `namespaces//${NS}`,
+    `serviceaccounts/${NS}/abuse-sa`,
     'customresourcedefinitions//scopes.platform.nrn.dev',
   ]) {
     if (!state.has(key)) throw new Error(`the snapshot misses ${key}`);
@@ -775,6 +782,7 @@ function apiTargets() {
   const objects = [
     `${nsPath}/configmaps/abuse-target`,
     `${nsPath}/secrets/abuse-db-secrets`,
+    `${nsPath}/serviceaccounts/abuse-sa`,
     `${crPath}/services/abuse-db`,
     `${crPath}/services/abuse-db/status`,
     `${crPath}/applications/abuse-app`,
@@ -989,6 +997,39 @@ describe('abuse: the API server', () => {
       }),
     );
     held.push('API patches refused');
+  });
+
+  it("patches kube-apiserver answers with a 500 (a list's items of mixed types, an item without its merge key, an applied item without its key): a 400 Status; nothing stored", async () => {
+    const sa = `/api/v1/namespaces/${NS}/serviceaccounts/abuse-sa`;
+    const crd = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/scopes.platform.nrn.dev';
+    const apply = 'application/apply-patch+yaml';
+    const strategic = 'application/strategic-merge-patch+json';
+    const saApplied = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'abuse-sa' } };
+    const cases: [string, string, unknown][] = [
+      [crd, strategic, { metadata: { finalizers: [0] } }],
+      [sa, strategic, { secrets: [{ namespace: NS }] }],
+      [`${sa}?fieldManager=abuse`, apply, { ...saApplied, secrets: [{ namespace: NS }] }],
+      [`${sa}?fieldManager=abuse`, apply, { ...saApplied, secrets: [[1]] }],
+      [
+        `${sa}?fieldManager=abuse`,
+        apply,
+        { ...saApplied, metadata: { name: 'abuse-sa', ownerReferences: [{ name: 'x' }] } },
+      ],
+    ];
+    const before = await snapshot();
+    for (const [path, type, patch] of cases) {
+      const request: Request = {
+        method: 'PATCH',
+        path,
+        headers: { ...admin(), 'content-type': type },
+        body: JSON.stringify(patch),
+      };
+      const answer = await apiSend(request);
+      expectStatusRefusal(request, answer);
+      expect(answer.status, answer.text).toBe(400);
+    }
+    expect(sameState(before, await snapshot())).toBe(true);
+    held.push('patches kube answers 500 are 400');
   });
 
   it('deletes with a bad policy, a wrong precondition or dry run, whatever their body: never a 5XX; nothing deleted', async () => {

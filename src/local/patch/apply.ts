@@ -14,8 +14,9 @@
 //   not a change of its own); JSON null in an applied configuration deletes the field.
 // - Pruning removes what the applier owned before, omits now and nobody else owns, in one
 //   pass (the real one removes, then adds back owned and dangling items).
-// - An associative list item without its key fields makes apply fail with 500, as the real
-//   one does, but with a shorter message; duplicate items keep the first one instead of
+// - An associative list item without its key fields makes apply fail, with a shorter message
+//   than the real one, and as a 400: the real one answers 500 for what the applied
+//   configuration holds (ADR 0003); duplicate items keep the first one instead of
 //   failing; an unreadable managedFields entry is skipped instead of failing the request.
 // - The reset fields (the ones the status split ignores) default to `status` for the main
 //   resource and `spec` for /status; kinds without a status subresource must say so.
@@ -447,11 +448,7 @@ function typedFailure(
   if (!(err instanceof TypedError)) throw err;
   const meta = isObject(object.metadata) ? object.metadata : {};
   const where = `${String(meta.namespace ?? '')}/${String(meta.name ?? '')}; ${groupVersionKind(options.apiVersion, object.kind)}`;
-  throw new ApiError(
-    500,
-    'InternalError',
-    `failed to create typed ${what} object (${where}): ${err.message}`,
-  );
+  throw badRequest(`failed to create typed ${what} object (${where}): ${err.message}`);
 }
 
 /**

@@ -3,7 +3,9 @@
 // merge by their patchMergeKey (or as sets) or are replaced, with the `$patch`,
 // `$retainKeys`, `$setElementOrder/` and `$deleteFromPrimitiveList/` directives. A value put
 // where nothing was is stored without its nulls and directives, which the server's typed
-// decoding would drop; unclassified library errors are 500 InternalError (reason "" there).
+// decoding would drop. The library's errors the server does not classify (a list whose
+// items differ in type, an item without its merge key...) are a 500 there; here they are the
+// caller's 400, with the library's message (ADR 0003).
 import { ApiError, badRequest } from '../types.js';
 import { type ListTypeInfo, Schema, type SchemaPos } from './field-types.js';
 import { clone, goJsonKind, goValue, isObject, type Json, type JsonObject, put } from './util.js';
@@ -22,8 +24,11 @@ const noListOfLists = () =>
     'the server rejected our request due to an error in our request',
     {},
   );
-/** Errors the server does not classify come back as 500 with the library's message. */
-const internal = (message: string) => new ApiError(500, 'InternalError', message);
+/**
+ * Errors kube-apiserver does not classify, and answers as a 500 with the library's message:
+ * each comes from what the patch holds, so here it is the caller's 400.
+ */
+const internal = (message: string) => badRequest(message);
 
 /** reflect.TypeOf(v) as the library's messages print it. */
 function goTypeName(v: unknown): string {

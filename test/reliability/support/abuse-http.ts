@@ -40,6 +40,10 @@ export class Wire {
     // Few connections: a refusal the server answers early (413) must not take a pool with it.
     this.agent = new Agent({
       connections: 8,
+      // An idle connection is given up well before the server's keep-alive timeout (5 s) ends
+      // it: otherwise a request sent on it as the server closes it meets a reset, a race of
+      // keep-alive itself and no answer of the server's.
+      keepAliveMaxTimeout: 1_000,
       ...(ca !== undefined ? { connect: { ca } } : {}),
       headersTimeout: 30_000,
       bodyTimeout: 30_000,

@@ -385,7 +385,7 @@ describe('server-side apply', () => {
     expect(
       statusOf(() => apply(live, scope({ items: [{ port: 1 }] }), 'kubectl', { listTypes })),
     ).toMatchObject({
-      code: 500,
+      code: 400,
       message:
         'failed to create typed patch object (team/web; platform.nrn.dev/v1alpha1, Kind=Scope): .spec.items: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)',
     });

@@ -419,13 +419,13 @@ describe('strategic merge patch on the built-in kinds', () => {
     expect(
       statusOf(() => applyStrategicMergePatch(sa, { secrets: [{ namespace: 'x' }] })),
     ).toMatchObject({
-      code: 500,
+      code: 400,
       message: 'map: map[namespace:x] does not contain declared merge key: name',
     });
     expect(
       statusOf(() => applyStrategicMergePatch(sa, { metadata: { finalizers: [['x']] } })),
     ).toMatchObject({
-      code: 500,
+      code: 400,
       message: 'list element types are not identical: [[x y] [[x]]]',
     });
     const bare = {
