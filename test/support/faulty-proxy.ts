@@ -51,6 +51,7 @@ interface KubeconfigDoc {
 
 /** A watch being forwarded: the server's stream and the client's response it is piped to. */
 interface OpenWatch {
+  readonly path: string;
   readonly upstream: IncomingMessage;
   readonly res: ServerResponse;
 }
@@ -122,9 +123,9 @@ export class FaultyProxy {
     return path;
   }
 
-  /** How many watches are being forwarded now. */
-  get openWatches(): number {
-    return this.watches.size;
+  /** The paths (query included) of the watches being forwarded now. */
+  openWatches(): string[] {
+    return [...this.watches].map((open) => open.path);
   }
 
   /**
@@ -213,7 +214,7 @@ export class FaultyProxy {
         // A watch's headers come at once, before its first event, as from the server.
         res.flushHeaders();
         if (isWatch(path) && answer.statusCode === 200) {
-          const open = { upstream: answer, res };
+          const open = { path, upstream: answer, res };
           this.watches.add(open);
           res.on('close', () => this.watches.delete(open));
         }
