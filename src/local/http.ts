@@ -90,7 +90,11 @@ export function parseBody(body: Buffer, contentType: string | undefined): unknow
   }
   let parsed: unknown;
   try {
-    parsed = yaml ? parseYaml(text, { prettyErrors: false, maxAliasCount: 100 }) : JSON.parse(text);
+    // logLevel error: the library's warnings (an unknown directive...) would go to
+    // process.emitWarning, a line on stderr with the client's text in it, at every request.
+    parsed = yaml
+      ? parseYaml(text, { prettyErrors: false, maxAliasCount: 100, logLevel: 'error' })
+      : JSON.parse(text);
   } catch (error) {
     const what = yaml ? 'YAML' : 'JSON';
     throw new ApiError(

@@ -330,6 +330,13 @@ export class Objects {
         break;
     }
     const next = this.checkBody(type, namespace, patched);
+    // As kube-apiserver's patcher checks the patched object (checkName, handlers/patch.go): a
+    // patch does not rename, and one that tries is refused rather than quietly ignored.
+    if (next.metadata.name !== name) {
+      throw badRequest(
+        `the name of the object (${next.metadata.name ?? ''}) does not match the name on the URL (${name})`,
+      );
+    }
     const wanted = next.metadata.resourceVersion;
     if (wanted !== undefined && wanted !== old.metadata.resourceVersion) throw conflict(type, name);
     return { ...this.replace(type, old, next, options, subresource), created: false };

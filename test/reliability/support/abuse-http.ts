@@ -40,10 +40,6 @@ export class Wire {
     // Few connections: a refusal the server answers early (413) must not take a pool with it.
     this.agent = new Agent({
       connections: 8,
-      // An idle connection is given up well before the server's keep-alive timeout (5 s) ends
-      // it: otherwise a request sent on it as the server closes it meets a reset, a race of
-      // keep-alive itself and no answer of the server's.
-      keepAliveMaxTimeout: 1_000,
       ...(ca !== undefined ? { connect: { ca } } : {}),
       headersTimeout: 30_000,
       bodyTimeout: 30_000,
@@ -150,7 +146,15 @@ export function describe(request: Request, answer: Answer): string {
       : typeof request.body === 'string'
         ? request.body.slice(0, 300)
         : `<${request.body.length} bytes>`;
-  return `${request.method} ${request.path.slice(0, 300)} ${JSON.stringify(request.headers ?? {}).slice(0, 300)} ${body}\n  -> ${answer.status} ${answer.failure ?? ''} ${answer.text.slice(0, 500)}`;
+  return `${request.method} ${visible(request.path.slice(0, 300))} ${JSON.stringify(request.headers ?? {}).slice(0, 300)} ${body}\n  -> ${answer.status} ${answer.failure ?? ''} ${answer.text.slice(0, 500)}`;
+}
+
+/** Text with every byte outside printable ASCII written as \xNN: a C1 control prints as nothing. */
+function visible(text: string): string {
+  return text.replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 /** Throws unless the answer is a refusal (4XX) in the shape of a Kubernetes Status. */
@@ -165,13 +169,21 @@ export function expectStatusAnswer(request: Request, answer: Answer): void {
   if (problem !== undefined) throw new Error(`${problem}: ${describe(request, answer)}`);
 }
 
+/** A connection the server ended while the client was still sending. */
+const RESET = /EPIPE|ECONNRESET|UND_ERR_SOCKET|other side closed/;
+
 /**
  * Node's HTTP parser refuses a request target with bytes outside printable ASCII itself, with a
- * bare 400 and no body, before any of our code sees it; Go's net/http, in front of
- * kube-apiserver, answers such a request line with a bare 400 as well.
+ * bare 400 and no body, before any of our code sees it, and ends the connection; Go's
+ * net/http, in front of kube-apiserver, answers such a request line with a bare 400 as well.
+ * A client still writing a large body then meets the end of the connection instead.
  */
 function parserRefusal(request: Request, answer: Answer): boolean {
-  return answer.status === 400 && answer.text === '' && /[^\x21-\x7e]/.test(request.path);
+  if (!/[^\x21-\x7e]/.test(request.path)) return false;
+  return (
+    (answer.status === 400 && answer.text === '') ||
+    (answer.status === 0 && RESET.test(answer.failure ?? ''))
+  );
 }
 
 function statusProblem(request: Request, answer: Answer, refused: boolean): string | undefined {
@@ -232,12 +244,16 @@ function closedOverLimit(request: Request, answer: Answer): boolean {
     answer.status === 0 &&
     request.body !== undefined &&
     request.body.length > FACADE_BODY_LIMIT &&
-    /EPIPE|ECONNRESET|UND_ERR_SOCKET|other side closed/.test(answer.failure ?? '')
+    RESET.test(answer.failure ?? '')
   );
 }
 
 function facadeProblem(request: Request, answer: Answer, refused: boolean): string | undefined {
   if (closedOverLimit(request, answer)) return undefined;
+  // The facade's answer to what the parser refuses is checked on a raw socket; a client still
+  // writing its body may see only the connection end.
+  if (answer.status === 0 && /[^\x21-\x7e]/.test(request.path) && RESET.test(answer.failure ?? ''))
+    return undefined;
   if (answer.status === 0) return 'no answer';
   if (answer.status >= 500) return `a ${answer.status}`;
   if (STACK_FRAME.test(answer.text)) return 'a stack trace in the answer';
