@@ -185,9 +185,10 @@ async function main(): Promise<void> {
       name: 'GET /service, NRN + type filter',
       value: facadeRun.requests,
       unit: 'req/s',
+      // The facade sends a kept page's bytes as they are: the pre-serialised route is its peer.
       against: {
-        name: 'bare Fastify, the same page',
-        value: bareRun.requests,
+        name: 'bare Fastify, the same page pre-serialised',
+        value: bytesRun.requests,
         kind: 'ceiling',
         higherIsBetter: true,
       },
