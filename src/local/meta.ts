@@ -111,67 +111,78 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
  * worded as Go's JSON decoder words it.
  */
 export function decodeMetadata(meta: Record<string, unknown>): void {
-  for (const [field, type] of Object.entries(OBJECT_META)) {
-    if (!Object.hasOwn(meta, field)) continue;
-    if (meta[field] === null) delete meta[field];
-    else meta[field] = decodeValue(meta[field], type, field);
+  // Over the fields present (a handful), not every field ObjectMeta has: this runs per write.
+  for (const field in meta) {
+    const type = OBJECT_META[field];
+    if (type === undefined || !Object.hasOwn(meta, field)) continue;
+    const value = meta[field];
+    if (value === null) delete meta[field];
+    else meta[field] = decodeValue(value, type, field, undefined);
   }
 }
 
-function decodeValue(value: unknown, type: GoType, path: string): unknown {
-  const wrong = () =>
-    new ApiError(
-      400,
-      'BadRequest',
-      `json: cannot unmarshal ${jsonName(value)} into Go struct field ObjectMeta.metadata.${path} of type ${goName(type)}`,
-    );
-  if (typeof type === 'string') {
-    switch (type) {
-      case 'raw':
-        return value;
-      case 'string':
-        if (typeof value !== 'string') throw wrong();
-        return value;
-      case 'bool':
-        if (typeof value !== 'boolean') throw wrong();
-        return value;
-      case 'int64':
-        if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) >= INT64_LIMIT)
-          throw wrong();
-        return value;
-      case 'time':
-        if (typeof value !== 'string') throw wrong();
-        if (Number.isNaN(Date.parse(value)) || !RFC3339.test(value)) {
-          throw new ApiError(
-            400,
-            'BadRequest',
-            `metadata.${path}: parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": not RFC 3339`,
-          );
-        }
-        return value;
-    }
+/** Checks one value against its Go type; the path is only spelled out for an error. */
+function decodeValue(value: unknown, type: GoType, at: string, key: string | undefined): unknown {
+  switch (type) {
+    case 'raw':
+      return value;
+    case 'string':
+      if (typeof value !== 'string') throw wrongType(value, type, at, key);
+      return value;
+    case 'bool':
+      if (typeof value !== 'boolean') throw wrongType(value, type, at, key);
+      return value;
+    case 'int64':
+      if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) >= INT64_LIMIT)
+        throw wrongType(value, type, at, key);
+      return value;
+    case 'time':
+      if (typeof value !== 'string') throw wrongType(value, type, at, key);
+      if (!RFC3339.test(value)) {
+        throw new ApiError(
+          400,
+          'BadRequest',
+          `metadata.${pathOf(at, key)}: parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": not RFC 3339`,
+        );
+      }
+      return value;
   }
+  const path = pathOf(at, key);
   if ('map' in type) {
-    if (!isPlainObject(value)) throw wrong();
-    for (const key of Object.keys(value)) {
-      value[key] = value[key] === null ? '' : decodeValue(value[key], 'string', `${path}.${key}`);
+    if (!isPlainObject(value)) throw wrongType(value, type, at, key);
+    for (const k in value) {
+      const v = value[k];
+      if (v === null) value[k] = '';
+      else if (typeof v !== 'string') throw wrongType(v, 'string', path, k);
     }
     return value;
   }
   if ('list' in type) {
-    if (!Array.isArray(value)) throw wrong();
+    if (!Array.isArray(value)) throw wrongType(value, type, at, key);
     for (let i = 0; i < value.length; i++) {
-      value[i] = value[i] === null ? zeroOf(type.list) : decodeValue(value[i], type.list, path);
+      value[i] =
+        value[i] === null ? zeroOf(type.list) : decodeValue(value[i], type.list, path, undefined);
     }
     return value;
   }
-  if (!isPlainObject(value)) throw wrong();
-  for (const [field, fieldType] of Object.entries(type.fields)) {
-    if (!Object.hasOwn(value, field)) continue;
+  if (!isPlainObject(value)) throw wrongType(value, type, at, key);
+  for (const field in value) {
+    const fieldType = type.fields[field];
+    if (fieldType === undefined || !Object.hasOwn(value, field)) continue;
     if (value[field] === null) delete value[field];
-    else value[field] = decodeValue(value[field], fieldType, `${path}.${field}`);
+    else value[field] = decodeValue(value[field], fieldType, path, field);
   }
   return value;
+}
+
+const pathOf = (at: string, key: string | undefined) => (key === undefined ? at : `${at}.${key}`);
+
+function wrongType(value: unknown, type: GoType, at: string, key: string | undefined): ApiError {
+  return new ApiError(
+    400,
+    'BadRequest',
+    `json: cannot unmarshal ${jsonName(value)} into Go struct field ObjectMeta.metadata.${pathOf(at, key)} of type ${goName(type)}`,
+  );
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
