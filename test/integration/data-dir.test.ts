@@ -1,12 +1,13 @@
 // The local control plane's data directory keeps its secrets to its owner: directories 0700 and
 // files 0600 under any umask, on a first start in a directory made beforehand and on a restart.
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
+import { asPrivate, walk } from '../support/modes.js';
 
 const run = promisify(execFile);
 
@@ -33,29 +34,6 @@ async function stop(plane: ControlPlane): Promise<void> {
   planes.splice(planes.indexOf(plane), 1);
   await plane.close();
 }
-
-interface Entry {
-  readonly path: string;
-  readonly kind: 'dir' | 'file' | 'socket';
-  /** Permission bits in octal, as ls shows them. */
-  readonly mode: string;
-}
-
-/** `root` and everything under it. */
-async function walk(root: string): Promise<Entry[]> {
-  const out: Entry[] = [];
-  const visit = async (path: string) => {
-    const st = await lstat(path);
-    const kind = st.isDirectory() ? 'dir' : st.isSocket() ? 'socket' : 'file';
-    out.push({ path: path.slice(root.length) || '.', kind, mode: (st.mode & 0o7777).toString(8) });
-    if (kind === 'dir') for (const name of await readdir(path)) await visit(join(path, name));
-  };
-  await visit(root);
-  return out;
-}
-
-const asPrivate = (entries: Entry[]) =>
-  entries.map((e) => ({ ...e, mode: e.kind === 'dir' ? '700' : '600' }));
 
 describe('the data directory of the local control plane', () => {
   it('holds only 0700 directories and 0600 files, with umask 0, in a 0755 directory, and after a restart', async () => {

@@ -1,11 +1,12 @@
 // The store's data directory: its lock never outlives its holder, and what it holds is private.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/local/storage/store.js';
+import { asPrivate, walk } from '../../support/modes.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const HOLDER = join(ROOT, 'test/support/store-holder.ts');
@@ -183,29 +184,6 @@ describe('the data directory lock', () => {
   );
 });
 
-interface Entry {
-  readonly path: string;
-  readonly kind: 'dir' | 'file' | 'socket';
-  /** Permission bits in octal, as ls shows them. */
-  readonly mode: string;
-}
-
-/** `root` and everything under it, with permission bits. */
-async function walk(root: string): Promise<Entry[]> {
-  const out: Entry[] = [];
-  const visit = async (path: string) => {
-    const st = await lstat(path);
-    const kind = st.isDirectory() ? 'dir' : st.isSocket() ? 'socket' : 'file';
-    out.push({ path: path.slice(root.length) || '.', kind, mode: (st.mode & 0o7777).toString(8) });
-    if (kind === 'dir') for (const name of await readdir(path)) await visit(join(path, name));
-  };
-  await visit(root);
-  return out;
-}
-
-const privateModes = (entries: Entry[]) =>
-  entries.map((e) => ({ ...e, mode: e.kind === 'dir' ? '700' : '600' }));
-
 describe('the data directory modes', () => {
   it('are 0700 for the directory and 0600 for every file, whatever the umask and what was there', async () => {
     const previous = process.umask(0);
@@ -235,7 +213,7 @@ describe('the data directory modes', () => {
         expect.arrayContaining(['.', '/LOCK', '/LOCK.sock', '/snapshot']),
       );
       expect(open1.some((e) => /^\/wal-\d+\.log$/.test(e.path))).toBe(true);
-      expect(open1).toEqual(privateModes(open1));
+      expect(open1).toEqual(asPrivate(open1));
 
       // A directory left by an older version, or opened up by hand: narrowed at the next open.
       await store.close();
@@ -246,7 +224,7 @@ describe('the data directory modes', () => {
       expect(store.count('secrets')).toBe(51);
       const open2 = await walk(dir);
       expect(open2.length).toBeGreaterThan(3);
-      expect(open2).toEqual(privateModes(open2));
+      expect(open2).toEqual(asPrivate(open2));
     } finally {
       process.umask(previous);
     }
