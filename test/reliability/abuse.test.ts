@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBody, ServicePage } from '../../src/api/index.js';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
-import { kubectl, type TestCluster } from '../support/cluster.js';
+import { kubectlAt } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
 import { crash, startLocalProcess, terminate } from '../support/operator-processes.js';
 import { sleep } from '../support/wait.js';
@@ -97,17 +97,6 @@ const facadeAuth = (caller: Caller): Record<string, string> =>
     : caller === 'wrong'
       ? { authorization: `Bearer ${randomBytes(24).toString('hex')}` }
       : { authorization: `Bearer ${TOKENS[caller]}` };
-
-const kubectlAt = (kubeconfigPath: string) => {
-  const cluster: TestCluster = {
-    kind: 'local',
-    kubeconfigPath,
-    settle: async () => {},
-    close: async () => {},
-  };
-  return (args: string[], input?: string) =>
-    kubectl(cluster, args, { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
-};
 
 const WORLD = [
   namespaceYaml(NS),

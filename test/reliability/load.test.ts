@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPE_ID_LABEL } from '../../src/controllers/names.js';
-import { kubectl, type TestCluster } from '../support/cluster.js';
+import { kubectlAt } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
 import { crash, startLocalProcess, terminate } from '../support/operator-processes.js';
 import { sleep } from '../support/wait.js';
@@ -43,17 +43,6 @@ let facadeUrl: string;
 let facadeToken: string;
 let apiToken: string;
 let ca: string;
-
-const kubectlAt = (kubeconfigPath: string) => {
-  const cluster: TestCluster = {
-    kind: 'local',
-    kubeconfigPath,
-    settle: async () => {},
-    close: async () => {},
-  };
-  return (args: string[], input?: string) =>
-    kubectl(cluster, args, { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
-};
 
 /** One request to the API server as its admin. */
 function api(

@@ -139,3 +139,15 @@ export async function startClusterWithNamespace(
     },
   };
 }
+
+/** kubectl against a kubeconfig of a cluster this process did not start (a child process's). */
+export const kubectlAt = (kubeconfigPath: string) => {
+  const cluster: TestCluster = {
+    kind: 'local',
+    kubeconfigPath,
+    settle: async () => {},
+    close: async () => {},
+  };
+  return (args: string[], input?: string) =>
+    kubectl(cluster, args, { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
+};

@@ -168,16 +168,7 @@ export function startOperator(kubeconfigPath: string): OperatorChild {
   return { child, exited, started, tail: () => err.text() };
 }
 
-/** SIGKILL, as a crash: no drain, nothing flushed; waits for the exit. */
-export async function crash(target: {
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-}): Promise<void> {
-  if (target.child.exitCode === null && target.child.signalCode === null) {
-    target.child.kill('SIGKILL');
-  }
-  await target.exited;
-}
+export { crash } from '../../support/operator-processes.js';
 
 /**
  * Starts the plane again on the same data directory and ports after a crash (its exit already
