@@ -42,10 +42,6 @@ export function parseNrn(text: string): Nrn | undefined {
   return segments;
 }
 
-export function isNrn(text: string): boolean {
-  return parseNrn(text) !== undefined;
-}
-
 export function formatNrn(nrn: Nrn): string {
   return nrn.map((s) => `${s.level}=${s.value}`).join(':');
 }

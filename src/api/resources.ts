@@ -272,5 +272,3 @@ export const KINDS = {
     ],
   },
 } as const satisfies Record<string, KindInfo>;
-
-export type KindName = keyof typeof KINDS;

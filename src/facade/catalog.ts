@@ -49,7 +49,6 @@ export interface CatalogEntry {
   /** Present when the service names a Secret for its secret attributes. */
   readonly secret: SecretAttributes | undefined;
 }
-export type ServiceEntry = CatalogEntry;
 
 export interface CatalogQuery {
   /** The `id` (alias `nrn`) filter: what is visible at this NRN. */
@@ -612,11 +611,6 @@ export class ServiceCatalog {
   /** The secret attribute names of a specification id (sorted; empty when none or unknown). */
   secretKeys(specificationId: string): readonly string[] {
     return (this.secretsById.get(specificationId) ?? NO_SECRETS).keys;
-  }
-
-  /** Where an entry's secret values are; the same as `entry.secret`. */
-  secretAttributes(entry: CatalogEntry): SecretAttributes | undefined {
-    return entry.secret;
   }
 
   upsertService(object: ServiceObject): void {

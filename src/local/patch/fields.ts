@@ -11,7 +11,6 @@ export type FieldPath = readonly PathElement[];
 
 export const fieldElement = (name: string): PathElement => `f:${name}`;
 export const valueElement = (value: Json): PathElement => `v:${JSON.stringify(value)}`;
-export const indexElement = (index: number): PathElement => `i:${index}`;
 
 /** `k:` with the key fields in name order, as structured-merge-diff sorts them. */
 export function keyElement(fields: readonly (readonly [string, Json])[]): PathElement {

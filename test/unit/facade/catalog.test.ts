@@ -339,7 +339,6 @@ describe('ServiceCatalog: secret attributes', () => {
     expect(entry?.secret?.keys).toEqual(['password', 'port']);
     expect(catalog.secretKeys(SPEC_ID)).toEqual(['password', 'port']);
     expect(catalog.secretKeys(OTHER_SPEC_ID)).toEqual([]);
-    expect(entry && catalog.secretAttributes(entry)).toBe(entry?.secret);
   });
 
   it('has no secret info for a service without secret_attributes_ref', () => {
