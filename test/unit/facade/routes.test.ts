@@ -177,6 +177,27 @@ describe('facade routes: authentication', () => {
     });
   }
 
+  it('authenticates before reading the body: 401, not 400, 413 or 415', async () => {
+    for (const [payload, contentType] of [
+      ['{"name": ', 'application/json'],
+      ['x'.repeat(BODY_LIMIT + 1), 'application/json'],
+      ['[['.repeat(MAX_BODY_DEPTH), 'application/json'],
+      ['name=web', 'text/plain'],
+    ] as const) {
+      expectError(
+        await call({
+          method: 'POST',
+          url: '/scope',
+          payload,
+          headers: { 'content-type': contentType },
+          token: null,
+        }),
+        401,
+        'UNAUTHENTICATED',
+      );
+    }
+  });
+
   it('a token allowed one operation is refused the others', async () => {
     expect((await call({ method: 'GET', url: '/service', token: LISTER })).statusCode).toBe(200);
     expectError(
