@@ -6,7 +6,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configurationTable } from '../../src/command-line.js';
+import { COMMANDS, configurationTable } from '../../src/command-line.js';
+import { DEFAULT_BASE_DOMAIN } from '../../src/controllers/names.js';
+import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
+import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/operator.js';
 import { terminate } from '../support/operator-processes.js';
 
 const CLI = join(import.meta.dirname, '../../src/cli.ts');
@@ -182,6 +186,18 @@ describe('environment variables set flags', () => {
     // Port 0 took a free port, not 6443.
     expect(ready).toMatch(/at https:\/\/127\.0\.0\.1:(?!6443\b)\d+/);
     expect(await terminate(child)).toBe(0);
+  });
+});
+
+describe('the defaults', () => {
+  it("are the ones the code falls back to when embedded (src/main's callers)", () => {
+    const run = COMMANDS.run.schema.parse({});
+    expect(run['facade-port']).toBe(DEFAULT_FACADE_PORT);
+    expect(run['metrics-port']).toBe(DEFAULT_METRICS_PORT);
+    expect(run.namespace).toBe(DEFAULT_OPERATOR_NAMESPACE);
+    expect(run['base-domain']).toBeUndefined();
+    expect(configurationTable()).toContain(`| ${DEFAULT_BASE_DOMAIN} |`);
+    expect(COMMANDS.local.schema.parse({})['facade-port']).toBe(DEFAULT_FACADE_PORT);
   });
 });
 
