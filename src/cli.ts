@@ -1,11 +1,30 @@
 #!/usr/bin/env node
 // The `nrn-operator` command: dispatches the command src/command-line parsed to what runs it.
+import { writeSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { allCrds, renderCrdFiles } from './api/index.js';
 import { parseCommandLine } from './command-line.js';
 import type { FacadeAddress } from './main.js';
+
+/**
+ * Runs `start` (local or run); a start-up failure is one line naming the flag to change, and
+ * exit 1: src/main has closed what it had started, so the process ends.
+ */
+async function startOrExplain(command: string, start: () => Promise<number>): Promise<number> {
+  const { StartupError } = await import('./main.js');
+  try {
+    return await start();
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    const line = `nrn-operator ${command}: ${error.message.replace(/\s*\n\s*/g, '; ')}\n`;
+    // At exit, so that it is the last line: pino writes stderr asynchronously, and the rollback's
+    // log lines may still be on their way now; at exit they are all out (nothing left pending).
+    process.once('exit', () => writeSync(2, line));
+    return 1;
+  }
+}
 
 async function generateCrds(outDir: string): Promise<void> {
   const files = renderCrdFiles();
@@ -60,29 +79,33 @@ export async function main(argv: string[]): Promise<number> {
     case 'local': {
       const flags = invocation.flags;
       const { runLocal } = await import('./main.js');
-      return runLocal({
-        dataDir: flags['data-dir'],
-        apiPort: flags['api-port'],
-        host: flags.host,
-        operator: !flags['no-operator'],
-        ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
-        ...(flags['metrics-port'] !== undefined
-          ? { metrics: { host: flags['metrics-host'], port: flags['metrics-port'] } }
-          : {}),
-      });
+      return startOrExplain('local', () =>
+        runLocal({
+          dataDir: flags['data-dir'],
+          apiPort: flags['api-port'],
+          host: flags.host,
+          operator: !flags['no-operator'],
+          ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
+          ...(flags['metrics-port'] !== undefined
+            ? { metrics: { host: flags['metrics-host'], port: flags['metrics-port'] } }
+            : {}),
+        }),
+      );
     }
     case 'run': {
       const flags = invocation.flags;
       const { runOperator } = await import('./main.js');
-      return runOperator({
-        leaderElection: !flags['no-leader-election'],
-        metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
-        namespace: flags.namespace,
-        ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
-        ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
-        ...(flags.context !== undefined ? { context: flags.context } : {}),
-        ...(flags['base-domain'] !== undefined ? { baseDomain: flags['base-domain'] } : {}),
-      });
+      return startOrExplain('run', () =>
+        runOperator({
+          leaderElection: !flags['no-leader-election'],
+          metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
+          namespace: flags.namespace,
+          ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
+          ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+          ...(flags.context !== undefined ? { context: flags.context } : {}),
+          ...(flags['base-domain'] !== undefined ? { baseDomain: flags['base-domain'] } : {}),
+        }),
+      );
     }
     case 'crds':
       process.stdout.write(

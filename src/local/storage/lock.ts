@@ -86,10 +86,21 @@ async function holderPid(dir: string): Promise<number | undefined> {
   return pid > 0 ? pid : undefined;
 }
 
+/** Another process holds the data directory: src/main names its flag with the holder's pid. */
+export class DataDirInUseError extends Error {
+  override readonly name = 'DataDirInUseError';
+  constructor(
+    readonly dir: string,
+    readonly holder: number | undefined,
+  ) {
+    super(
+      `data directory ${dir} is in use by ${holder === undefined ? 'another process' : `process ${holder}`}`,
+    );
+  }
+}
+
 function inUse(dir: string, pid: number | undefined): Error {
-  return new Error(
-    `data directory ${dir} is in use by ${pid === undefined ? 'another process' : `process ${pid}`}`,
-  );
+  return new DataDirInUseError(dir, pid);
 }
 
 /**
