@@ -214,9 +214,9 @@ function* loadAll(
 /** What the API would refuse in a stored object's metadata today, if anything. */
 function metadataProblem(object: KubeObject): string | undefined {
   try {
-    const meta = structuredClone(object.metadata);
-    decodeMetadata(meta);
-    const causes = metadataCauses({ ...object, metadata: meta });
+    // In place: the object was parsed for this load alone, and decoding only normalises nulls.
+    decodeMetadata(object.metadata);
+    const causes = metadataCauses(object);
     return causes.length === 0
       ? undefined
       : causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ');
