@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { ServiceStatus, ServiceType } from '../src/api/index.js';
+import type { ServicePhase, ServiceType } from '../src/api/index.js';
 import {
   type CatalogQuery,
   ServiceCatalog,
@@ -101,8 +101,8 @@ function linkableTo(): string[] | undefined {
   return [nrnOf(orgId(o), accountId(o, a), nsId(o, a, n)), nrnOf(orgId(o), accountId(o, a))];
 }
 
-const STATUSES: readonly ServiceStatus[] = [
-  ...Array<ServiceStatus>(17).fill('active'),
+const STATUSES: readonly ServicePhase[] = [
+  ...Array<ServicePhase>(17).fill('active'),
   'failed',
   'pending',
   'creating',

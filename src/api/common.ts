@@ -12,7 +12,7 @@ z.config({
 });
 
 /** Service lifecycle values, exactly as the spec lists them. */
-export const SERVICE_STATUSES = [
+export const SERVICE_PHASES = [
   'pending_create',
   'pending',
   'creating',
@@ -22,11 +22,11 @@ export const SERVICE_STATUSES = [
   'deleted',
   'failed',
 ] as const;
-export const ServiceStatus = z.enum(SERVICE_STATUSES);
-export type ServiceStatus = z.infer<typeof ServiceStatus>;
+export const ServicePhase = z.enum(SERVICE_PHASES);
+export type ServicePhase = z.infer<typeof ServicePhase>;
 
 /** Scope lifecycle values, exactly as the spec lists them. */
-export const SCOPE_STATUSES = [
+export const SCOPE_PHASES = [
   'pending',
   'creating',
   'active',
@@ -35,8 +35,8 @@ export const SCOPE_STATUSES = [
   'deleted',
   'failed',
 ] as const;
-export const ScopeStatus = z.enum(SCOPE_STATUSES);
-export type ScopeStatus = z.infer<typeof ScopeStatus>;
+export const ScopePhase = z.enum(SCOPE_PHASES);
+export type ScopePhase = z.infer<typeof ScopePhase>;
 
 export const ServiceType = z.enum(['dependency', 'scope']);
 export type ServiceType = z.infer<typeof ServiceType>;

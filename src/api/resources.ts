@@ -9,8 +9,8 @@ import {
   LocalObjectReference,
   MessageItem,
   NrnString,
-  ScopeStatus,
-  ServiceStatus,
+  ScopePhase,
+  ServicePhase,
   ServiceType,
   Slug,
   StringMap,
@@ -69,9 +69,9 @@ export type ApplicationStatus = z.infer<typeof ApplicationStatus>;
 export const ScopeSpec = CreateScopeRequest.extend(ScopeExtras).strict();
 export type ScopeSpec = z.infer<typeof ScopeSpec>;
 
-export const ScopeStatusBlock = z
+export const ScopeStatus = z
   .object({
-    status: ScopeStatus.optional().describe('Lifecycle value of the spec.'),
+    status: ScopePhase.optional().describe('Lifecycle value of the spec.'),
     id: IntegerId.optional().describe('System-wide unique scope id.'),
     slug: Slug.optional().describe('Unique within the application.'),
     domain: z.string().max(60).optional(),
@@ -81,7 +81,7 @@ export const ScopeStatusBlock = z
     ...CommonStatus,
   })
   .strict();
-export type ScopeStatusBlock = z.infer<typeof ScopeStatusBlock>;
+export type ScopeStatus = z.infer<typeof ScopeStatus>;
 
 // --- Service -----------------------------------------------------------------------------
 
@@ -107,9 +107,9 @@ export const ServiceSpec = z
   .strict();
 export type ServiceSpec = z.infer<typeof ServiceSpec>;
 
-export const ServiceStatusBlock = z
+export const ServiceStatus = z
   .object({
-    status: ServiceStatus.optional().describe('Lifecycle value of the spec.'),
+    status: ServicePhase.optional().describe('Lifecycle value of the spec.'),
     slug: Slug.optional(),
     messages: Messages.optional(),
     updated_at: z.iso.datetime({ offset: true }).optional(),
@@ -124,7 +124,7 @@ export const ServiceStatusBlock = z
     ...CommonStatus,
   })
   .strict();
-export type ServiceStatusBlock = z.infer<typeof ServiceStatusBlock>;
+export type ServiceStatus = z.infer<typeof ServiceStatus>;
 
 // --- ServiceSpecification ----------------------------------------------------------------
 
@@ -228,7 +228,7 @@ export const KINDS = {
     shortNames: ['nscope'],
     description: 'A scope of an application: where it runs, with its requested spec.',
     spec: ScopeSpec,
-    status: ScopeStatusBlock,
+    status: ScopeStatus,
     printerColumns: [
       { name: 'ID', type: 'integer', jsonPath: '.status.id' },
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
@@ -246,7 +246,7 @@ export const KINDS = {
     shortNames: ['nsvc'],
     description: 'A catalog service, linked to a ServiceSpecification and owned by an NRN.',
     spec: ServiceSpec,
-    status: ServiceStatusBlock,
+    status: ServiceStatus,
     printerColumns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Status', type: 'string', jsonPath: '.status.status' },

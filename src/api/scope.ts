@@ -1,7 +1,7 @@
 // The spec's Scope: the create-scope request, the Scope object it answers with, and the
 // parts they share (requested_spec, metadata).
 import { z } from 'zod';
-import { FreeObject, IntegerId, ScopeStatus, ScopeTier, ScopeType, StringMap } from './common.js';
+import { FreeObject, IntegerId, ScopePhase, ScopeTier, ScopeType, StringMap } from './common.js';
 
 export const MAX_SCOPE_NAME = 60;
 
@@ -64,7 +64,7 @@ export const Scope = z
     id: IntegerId.describe('System-wide unique identifier.'),
     name: ScopeName,
     type: ScopeType,
-    status: ScopeStatus,
+    status: ScopePhase,
     slug: z.string().max(60),
     domain: z.string().max(60),
     application_id: IntegerId,

@@ -12,10 +12,10 @@ import {
   type ApplicationStatus,
   childNrn,
   GROUP,
+  type ScopePhase,
   type ScopeSpec,
   ScopeSpec as ScopeSpecSchema,
   type ScopeStatus,
-  type ScopeStatusBlock,
 } from '../api/index.js';
 import {
   type Informer,
@@ -69,9 +69,9 @@ export const SCOPE_SLUG_INDEX = 'scope-application-slug';
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
 export const RawScopes = rawKind('Scope', 'scopes');
 
-type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
+type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
 type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;
-type ScopeInformer = Informer<ScopeSpec, ScopeStatusBlock>;
+type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
 
 /** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
 const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
@@ -123,7 +123,7 @@ export interface ScopeReconcilerOptions {
 }
 
 export class ScopeReconciler {
-  private readonly client: ResourceClient<unknown, ScopeStatusBlock>;
+  private readonly client: ResourceClient<unknown, ScopeStatus>;
   private readonly now: () => Date;
   private readonly baseDomain: string;
   /**
@@ -134,7 +134,7 @@ export class ScopeReconciler {
   private readonly startedFrom = new WeakSet<ScopeObject>();
 
   constructor(private readonly options: ScopeReconcilerOptions) {
-    this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatusBlock>;
+    this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatus>;
     this.now = options.now ?? (() => new Date());
     this.baseDomain = options.baseDomain ?? DEFAULT_BASE_DOMAIN;
   }
@@ -226,7 +226,7 @@ export class ScopeReconciler {
       return undefined;
     }
 
-    const phase: ScopeStatus =
+    const phase: ScopePhase =
       current.status === 'updating' || (current.status === 'active' && changed)
         ? 'updating'
         : current.status === 'active'
@@ -292,7 +292,7 @@ export class ScopeReconciler {
    * caches, its status exactly what it would be written as. The status to write when it is
    * all that but for a retry value not yet recorded; else undefined. Reads only caches.
    */
-  private settled(key: string, scope: ScopeObject): true | ScopeStatusBlock | undefined {
+  private settled(key: string, scope: ScopeObject): true | ScopeStatus | undefined {
     const status = scope.status;
     const spec = scope.spec;
     if (
@@ -338,7 +338,7 @@ export class ScopeReconciler {
    */
   private async identity(
     key: string,
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     spec: ScopeSpec,
   ): Promise<Identity | 'waiting'> {
     const status = scope.status ?? {};
@@ -388,9 +388,9 @@ export class ScopeReconciler {
    * Returns the object as it now is.
    */
   private async ensureMetadata(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     id: number,
-  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+  ): Promise<KubeObject<unknown, ScopeStatus>> {
     const finalizers = scope.metadata.finalizers ?? [];
     const addFinalizer = !finalizers.includes(SCOPE_FINALIZER);
     const relabel = idOfLabel(scope) !== id;
@@ -413,7 +413,7 @@ export class ScopeReconciler {
 
   /** Key of an older scope of the same application with this slug, if any. */
   private olderWithSlug(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     spec: ScopeSpec,
     slug: string,
   ): string | undefined {
@@ -428,7 +428,7 @@ export class ScopeReconciler {
 
   private async finalize(
     key: string,
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     log: Logger,
   ): Promise<Result | undefined> {
     if (!hasFinalizer(scope, SCOPE_FINALIZER)) return undefined;
@@ -470,7 +470,7 @@ export class ScopeReconciler {
 
   private target(
     key: string,
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     spec: ScopeSpec,
     identity: Identity,
   ): ScopeTarget {
@@ -485,11 +485,11 @@ export class ScopeReconciler {
   }
 
   private fail(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
+    scope: KubeObject<unknown, ScopeStatus>,
     reason: string,
     message: string,
     identity: Identity | undefined,
-  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+  ): Promise<KubeObject<unknown, ScopeStatus>> {
     return this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
   }
 
@@ -498,12 +498,12 @@ export class ScopeReconciler {
    * commitStatus does. Returns the object as it now is.
    */
   private async setStatus(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
-    phase: ScopeStatus,
+    scope: KubeObject<unknown, ScopeStatus>,
+    phase: ScopePhase,
     identity: Identity | undefined,
     report: HealthReport,
     options: { guard?: boolean } = {},
-  ): Promise<KubeObject<unknown, ScopeStatusBlock>> {
+  ): Promise<KubeObject<unknown, ScopeStatus>> {
     const next = this.statusFor(scope, phase, identity, report);
     const written = await commitStatus(
       this.client,
@@ -519,11 +519,11 @@ export class ScopeReconciler {
 
   /** The whole status for `phase`, as setStatus would write it now. */
   private statusFor(
-    scope: KubeObject<unknown, ScopeStatusBlock>,
-    phase: ScopeStatus,
+    scope: KubeObject<unknown, ScopeStatus>,
+    phase: ScopePhase,
     identity: Identity | undefined,
     report: HealthReport,
-  ): ScopeStatusBlock {
+  ): ScopeStatus {
     return scopeStatus(scope, phase, identity, report, this.now());
   }
 }
@@ -534,12 +534,12 @@ export class ScopeReconciler {
  * of `report`. The facade writes a scope's acceptance with it too.
  */
 export function scopeStatus(
-  scope: KubeObject<unknown, ScopeStatusBlock>,
-  phase: ScopeStatus,
+  scope: KubeObject<unknown, ScopeStatus>,
+  phase: ScopePhase,
   identity: Identity | undefined,
   report: HealthReport,
   now: Date,
-): ScopeStatusBlock {
+): ScopeStatus {
   const previous = scope.status ?? {};
   const kept = identity ?? {
     ...(previous.id !== undefined ? { id: previous.id } : {}),
@@ -576,7 +576,7 @@ function provisionedReport(progress: Extract<Progress, { state: 'ready' }>): Hea
 }
 
 /** The identity a status records, when it records all of it. */
-function recordedIdentity(status: ScopeStatusBlock): Identity | undefined {
+function recordedIdentity(status: ScopeStatus): Identity | undefined {
   const { id, slug, domain, nrn } = status;
   if (id === undefined || slug === undefined || domain === undefined || nrn === undefined) {
     return undefined;

@@ -11,11 +11,11 @@ import {
   type Condition,
   GROUP,
   type MessageItem,
+  type ServicePhase,
   type ServiceSpec,
   ServiceSpec as ServiceSpecSchema,
   type ServiceStatus,
-  type ServiceStatusBlock,
-  ServiceStatusBlock as ServiceStatusSchema,
+  ServiceStatus as ServiceStatusSchema,
 } from '../api/index.js';
 import {
   type BackoffOptions,
@@ -145,10 +145,10 @@ export const CachedServices = defineResource({
   status: ServiceStatusSchema.transform(({ status }) => (status !== undefined ? { status } : {})),
 });
 
-type RawService = KubeObject<unknown, ServiceStatusBlock>;
+type RawService = KubeObject<unknown, ServiceStatus>;
 export type ServiceInformer = Informer<
   Pick<ServiceSpec, 'specification_id' | 'secret_attributes_ref'>,
-  Pick<ServiceStatusBlock, 'status'>
+  Pick<ServiceStatus, 'status'>
 >;
 /** Attribute Secrets, metadata only (never their values), selected by ATTRIBUTES_SECRET_LABEL. */
 export type AttributeSecretInformer = Informer;
@@ -212,7 +212,7 @@ interface Resolved {
 }
 
 export class ServiceReconciler {
-  private readonly client: ResourceClient<unknown, ServiceStatusBlock>;
+  private readonly client: ResourceClient<unknown, ServiceStatus>;
   private readonly now: () => Date;
   private readonly backoff: BackoffOptions;
   /**
@@ -229,7 +229,7 @@ export class ServiceReconciler {
   private readonly secretChecked = new Map<string, string>();
 
   constructor(private readonly options: ServiceReconcilerOptions) {
-    this.client = options.kube.resource(RawServices) as ResourceClient<unknown, ServiceStatusBlock>;
+    this.client = options.kube.resource(RawServices) as ResourceClient<unknown, ServiceStatus>;
     this.now = options.now ?? (() => new Date());
     this.backoff = options.backoff ?? DEFAULT_PROVIDER_BACKOFF;
   }
@@ -450,7 +450,7 @@ export class ServiceReconciler {
   ): Promise<Result | undefined> {
     const provisioned = condition(service.status?.conditions, PROVISIONED_CONDITION);
     const action: ServiceAction = provisioned?.status === 'True' ? 'update' : 'create';
-    const phase: ServiceStatus = action === 'update' ? 'updating' : 'creating';
+    const phase: ServicePhase = action === 'update' ? 'updating' : 'creating';
     const wait = this.early(key, service, action);
     if (wait !== undefined) return { requeueAfter: wait };
     const started = this.startOf(service, action);
@@ -544,7 +544,7 @@ export class ServiceReconciler {
     service: RawService,
     spec: ServiceSpec,
     found: Found,
-    phase: ServiceStatus,
+    phase: ServicePhase,
     action: ServiceAction,
     started: Date,
     progress: Extract<ServiceProgress, { state: 'unavailable' }>,
@@ -897,7 +897,7 @@ export class ServiceReconciler {
   private async setStatus(
     service: RawService,
     spec: ServiceSpec | undefined,
-    phase: ServiceStatus,
+    phase: ServicePhase,
     report: HealthReport,
     extras: StatusExtras = {},
   ): Promise<RawService> {
@@ -948,7 +948,7 @@ export class ServiceReconciler {
       spec !== undefined && spec.secret_attributes_ref === undefined
         ? undefined
         : (extras.secretDigest ?? previous.secretAttributesHash);
-    const next: ServiceStatusBlock = {
+    const next: ServiceStatus = {
       status: phase,
       ...(slug !== undefined ? { slug } : {}),
       messages: extras.messages !== undefined ? [...extras.messages] : messagesFor(report),

@@ -7,10 +7,10 @@ import {
   type NrnSegment,
   parseNrn,
   type ServiceItem,
+  type ServicePhase,
   type ServiceSpec,
   type ServiceSpecificationSpec,
   type ServiceStatus,
-  type ServiceStatusBlock,
   type ServiceType,
   valuesOverlap,
 } from '../api/index.js';
@@ -18,7 +18,7 @@ import { placeAt, propertiesOf } from '../controllers/attributes.js';
 import { slugify } from '../controllers/names.js';
 import { type KubeObject, keyOf } from '../kube/index.js';
 
-export type ServiceObject = KubeObject<ServiceSpec, ServiceStatusBlock>;
+export type ServiceObject = KubeObject<ServiceSpec, ServiceStatus>;
 export type SpecificationObject = KubeObject<ServiceSpecificationSpec, unknown>;
 
 /** Where the values of a service's secret attributes are, for a caller allowed to see them. */
@@ -55,7 +55,7 @@ export interface CatalogQuery {
   readonly nrn?: string;
   /** The `entity_nrn` filter: the owner, `*` matching any id at its level. */
   readonly entityNrn?: string;
-  readonly status?: ServiceStatus;
+  readonly status?: ServicePhase;
   readonly type?: ServiceType;
   readonly limit: number;
   readonly offset: number;

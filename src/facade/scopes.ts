@@ -10,7 +10,7 @@ import {
   childNrn,
   type Scope,
   type ScopeSpec,
-  type ScopeStatusBlock,
+  type ScopeStatus,
 } from '../api/index.js';
 import { applicationById, applicationSlug } from '../controllers/application.js';
 import type { IdAllocator } from '../controllers/ids.js';
@@ -35,12 +35,12 @@ import {
 import { FacadeError } from './errors.js';
 import { kubeFailure } from './kube-errors.js';
 
-type ScopeObject = KubeObject<ScopeSpec, ScopeStatusBlock>;
+type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
 
 /** Index of the facade's Scope informer: the scope id (status, else the label mirroring it). */
 export const SCOPE_ID_INDEX = 'facade-scope-id';
 
-export function indexScopeIds(informer: Informer<ScopeSpec, ScopeStatusBlock>): void {
+export function indexScopeIds(informer: Informer<ScopeSpec, ScopeStatus>): void {
   informer.addIndex(SCOPE_ID_INDEX, (scope) => {
     const id = scope.status?.id ?? scope.metadata.labels?.[SCOPE_ID_LABEL];
     return id === undefined ? [] : [String(id)];
@@ -55,7 +55,7 @@ export interface ScopeStoreOptions {
   readonly log: Logger;
   readonly applications: Informer<ApplicationSpec, ApplicationStatus>;
   /** Indexed by SCOPE_APP_INDEX (controllers/scope.ts) and SCOPE_ID_INDEX. */
-  readonly scopes: Informer<ScopeSpec, ScopeStatusBlock>;
+  readonly scopes: Informer<ScopeSpec, ScopeStatus>;
   readonly ids: IdAllocator;
   readonly events: EventRecorder;
   readonly baseDomain: string;
@@ -63,7 +63,7 @@ export interface ScopeStoreOptions {
 }
 
 export class ScopeStore {
-  private readonly client: ResourceClient<ScopeSpec, ScopeStatusBlock>;
+  private readonly client: ResourceClient<ScopeSpec, ScopeStatus>;
   private readonly now: () => Date;
 
   constructor(private readonly options: ScopeStoreOptions) {
@@ -216,7 +216,7 @@ function alreadyExists(request: CreateScopeRequest, slug: string): FacadeError {
  * resource leaves out; a field with no value is left out, never null. The spec's `messages`
  * object is what the caller sent, with the operator's lifecycle messages under `lifecycle`.
  */
-export function scopeView(object: KubeObject<ScopeSpec, ScopeStatusBlock>): Scope {
+export function scopeView(object: KubeObject<ScopeSpec, ScopeStatus>): Scope {
   const spec = object.spec;
   const status = object.status ?? {};
   const lifecycle = status.messages ?? [];

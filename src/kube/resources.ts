@@ -5,11 +5,11 @@ import {
   ApplicationStatus,
   GROUP,
   ScopeSpec,
-  ScopeStatusBlock,
+  ScopeStatus,
   ServiceSpec,
   ServiceSpecificationSpec,
   ServiceSpecificationStatus,
-  ServiceStatusBlock,
+  ServiceStatus,
   VERSION,
 } from '../api/index.js';
 import { defineResource } from './client.js';
@@ -21,14 +21,14 @@ export const Scopes = defineResource({
   kind: 'Scope',
   plural: 'scopes',
   spec: ScopeSpec,
-  status: ScopeStatusBlock,
+  status: ScopeStatus,
 });
 export const Services = defineResource({
   ...custom,
   kind: 'Service',
   plural: 'services',
   spec: ServiceSpec,
-  status: ServiceStatusBlock,
+  status: ServiceStatus,
 });
 export const Applications = defineResource({
   ...custom,

@@ -8,7 +8,7 @@ import type {
   ApplicationSpec,
   ApplicationStatus,
   ScopeSpec,
-  ScopeStatusBlock,
+  ScopeStatus,
 } from '../../src/api/index.js';
 import { indexApplications } from '../../src/controllers/application.js';
 import { IdAllocator } from '../../src/controllers/ids.js';
@@ -97,7 +97,7 @@ describe('scope lifecycle, pass by pass', () => {
   let own: Kube;
   let ns: string;
   let opNs: string;
-  let scopes: Informer<ScopeSpec, ScopeStatusBlock>;
+  let scopes: Informer<ScopeSpec, ScopeStatus>;
   let applications: Informer<ApplicationSpec, ApplicationStatus>;
   let ids: IdAllocator;
 

@@ -13,7 +13,7 @@ import {
   Paging,
   Scope,
   ScopeSpec,
-  ScopeStatusBlock,
+  ScopeStatus,
   ServiceItem,
   ServiceSpec,
 } from '../../src/api/index.js';
@@ -73,8 +73,8 @@ describe('Scope slug and domain: length at most 60', () => {
     expectRefusedNaming(Scope, { [field]: `${slug60}c` }, field);
   });
   it.each(['slug', 'domain'])('%s in the Scope resource status and CRD', (field) => {
-    expect(ScopeStatusBlock.safeParse({ ...scopeStatus, [field]: slug60 }).success).toBe(true);
-    expectRefusedNaming(ScopeStatusBlock, { ...scopeStatus, [field]: `${slug60}c` }, field);
+    expect(ScopeStatus.safeParse({ ...scopeStatus, [field]: slug60 }).success).toBe(true);
+    expectRefusedNaming(ScopeStatus, { ...scopeStatus, [field]: `${slug60}c` }, field);
     const validate = crdSchema('Scope', 'status');
     expect(validate({ ...scopeStatus, [field]: slug60 })).toBe(true);
     expect(validate({ ...scopeStatus, [field]: `${slug60}c` })).toBe(false);

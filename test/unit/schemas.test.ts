@@ -7,8 +7,8 @@ import {
   ListServicesQuery,
   MessageItem,
   Provisioner,
-  SCOPE_STATUSES,
-  SERVICE_STATUSES,
+  SCOPE_PHASES,
+  SERVICE_PHASES,
   ServiceItem,
   ServicePage,
   ServiceSpecificationSpec,
@@ -19,7 +19,7 @@ const issues = (result: { success: boolean; error?: unknown }) =>
 
 describe('lifecycle enums', () => {
   it('are exactly the spec lists, in its order', () => {
-    expect(SERVICE_STATUSES).toEqual([
+    expect(SERVICE_PHASES).toEqual([
       'pending_create',
       'pending',
       'creating',
@@ -29,7 +29,7 @@ describe('lifecycle enums', () => {
       'deleted',
       'failed',
     ]);
-    expect(SCOPE_STATUSES).toEqual([
+    expect(SCOPE_PHASES).toEqual([
       'pending',
       'creating',
       'active',

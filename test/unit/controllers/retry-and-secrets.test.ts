@@ -2,7 +2,7 @@
 // watched, and the keyed digest that notices a change without keeping or showing the values.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_OBSERVED_RETRY, ServiceStatusBlock } from '../../../src/api/index.js';
+import { MAX_OBSERVED_RETRY, ServiceStatus } from '../../../src/api/index.js';
 import { observedRetry, retryRequested, retryValue } from '../../../src/controllers/lifecycle.js';
 import { ATTRIBUTES_SECRET_LABEL, RETRY_ANNOTATION } from '../../../src/controllers/names.js';
 import {
@@ -133,7 +133,7 @@ describe('attribute secrets', () => {
     const digester = new SecretDigester(kube, 'nrn-system');
     const a = await digester.digest({ user: 'app', password: 'hunter2' });
     expect(a).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
-    expect(ServiceStatusBlock.safeParse({ secretAttributesHash: a }).success).toBe(true);
+    expect(ServiceStatus.safeParse({ secretAttributesHash: a }).success).toBe(true);
     expect(a).not.toContain('hunter2');
     expect(await digester.digest({ password: 'hunter2', user: 'app' })).toBe(a);
     expect(await digester.digest({ user: 'app', password: 'hunter3' })).not.toBe(a);

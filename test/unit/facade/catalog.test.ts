@@ -9,8 +9,8 @@ import {
   nrnMatches,
   parseNrn,
   ServiceItem as ServiceItemSchema,
+  type ServicePhase,
   type ServiceSpec,
-  type ServiceStatus,
   type ServiceType,
 } from '../../../src/api/index.js';
 import {
@@ -39,7 +39,7 @@ interface ServiceInput {
   readonly entity?: string;
   readonly links?: string[];
   readonly type?: ServiceType;
-  readonly status?: ServiceStatus;
+  readonly status?: ServicePhase;
   readonly attributes?: Record<string, unknown>;
   readonly specificationId?: string;
   readonly secretRef?: string;
@@ -956,7 +956,7 @@ const serviceArb = (name: fc.Arbitrary<string>) =>
       links: fc.array(ownedNrnArb, { maxLength: 3 }),
       type: fc.constantFrom('dependency', 'scope') as fc.Arbitrary<ServiceType>,
       status: fc.option(
-        fc.constantFrom('active', 'failed', 'pending') as fc.Arbitrary<ServiceStatus>,
+        fc.constantFrom('active', 'failed', 'pending') as fc.Arbitrary<ServicePhase>,
       ),
     })
     .map(({ created, status, ...rest }) =>
@@ -968,12 +968,7 @@ const queryArb: fc.Arbitrary<CatalogQuery> = fc.record(
     nrn: nrnArb,
     entityNrn: nrnArb,
     type: fc.constantFrom('dependency', 'scope') as fc.Arbitrary<ServiceType>,
-    status: fc.constantFrom(
-      'active',
-      'failed',
-      'pending',
-      'deleted',
-    ) as fc.Arbitrary<ServiceStatus>,
+    status: fc.constantFrom('active', 'failed', 'pending', 'deleted') as fc.Arbitrary<ServicePhase>,
     limit: fc.integer({ min: 1, max: 12 }),
     offset: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 25 })),
   },
