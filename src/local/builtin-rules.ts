@@ -3,7 +3,8 @@
 // that ConfigMaps and Secrets carry.
 import { invalid, tooLong } from './meta.js';
 import type { Objects } from './objects.js';
-import type { Registry, ResourceType } from './registry.js';
+import type { Registry } from './registry.js';
+import type { ResourceType } from './resource-type.js';
 import type { KubeObject } from './types.js';
 
 /** core.MaxSecretSize: the data of one ConfigMap or Secret (values, decoded). */

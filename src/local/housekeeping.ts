@@ -5,14 +5,8 @@ import type { Logger } from 'pino';
 import { CRD_CLEANUP_FINALIZER, prepareCrd } from './crd.js';
 import type { Objects, WriteListener } from './objects.js';
 import { clone } from './patch/util.js';
-import {
-  CRD_TYPE,
-  NAMESPACE_TYPE,
-  type Registry,
-  type ResourceType,
-  storageKeyOf,
-  typesOfCrd,
-} from './registry.js';
+import { CRD_TYPE, NAMESPACE_TYPE, type Registry, typesOfCrd } from './registry.js';
+import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { KubeObject } from './types.js';
 import type { ChangeEvent } from './watch.js';
 

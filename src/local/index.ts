@@ -11,15 +11,8 @@ import { decodeMetadata, metadataCauses } from './meta.js';
 import { Objects } from './objects.js';
 import { OpenApi } from './openapi.js';
 import { mkdirPrivate } from './private.js';
-import {
-  BUILTIN_TYPES,
-  CRD_TYPE,
-  NAMESPACE_TYPE,
-  Registry,
-  type ResourceType,
-  storageKeyOf,
-  typesOfCrd,
-} from './registry.js';
+import { BUILTIN_TYPES, CRD_TYPE, NAMESPACE_TYPE, Registry, typesOfCrd } from './registry.js';
+import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { LocalUser } from './reviews.js';
 
 export type { LocalUser } from './reviews.js';

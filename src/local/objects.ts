@@ -28,13 +28,13 @@ import {
   serverSideApply,
 } from './patch/index.js';
 import { clone, sameJson } from './patch/util.js';
+import { NAMESPACE_TYPE } from './registry.js';
 import {
   apiVersionOf,
-  NAMESPACE_TYPE,
   qualifiedResource,
   type ResourceType,
   storageKeyOf,
-} from './registry.js';
+} from './resource-type.js';
 import { type CompiledSchema, compileSchema } from './schema/validate.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Mutation, Store } from './storage/store.js';

@@ -3,7 +3,8 @@
 // operations that declare `fieldValidation` (so default `kubectl apply` trusts the server to
 // check unknown fields).
 import { createHash } from 'node:crypto';
-import { apiVersionOf, type Registry, type ResourceType } from './registry.js';
+import type { Registry } from './registry.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 /** `platform.nrn.dev` + `v1alpha1` + `Scope` → `dev.nrn.platform.v1alpha1.Scope`, as kube-openapi names it. */
 export function definitionName(t: Pick<ResourceType, 'group' | 'version' | 'kind'>): string {

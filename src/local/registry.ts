@@ -1,37 +1,8 @@
 // The resource types the local control plane serves: the built-in kinds, and every kind a
 // registered CustomResourceDefinition defines. Answers discovery from the same table.
+import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { PrinterColumn } from './table.js';
 import { ApiError, type KubeObject } from './types.js';
-
-export interface ResourceType {
-  readonly group: string; // '' for the core group
-  readonly version: string;
-  readonly resource: string; // plural, as in URLs
-  readonly singular: string;
-  readonly kind: string;
-  readonly listKind: string;
-  readonly namespaced: boolean;
-  readonly shortNames: readonly string[];
-  readonly categories: readonly string[];
-  readonly hasStatus: boolean;
-  /** Built-ins here are schemaless; a custom resource carries its CRD's version schema. */
-  readonly schema?: Record<string, unknown>;
-  readonly printerColumns?: readonly PrinterColumn[];
-  readonly custom: boolean;
-  /** Name rule: most kinds take an RFC 1123 subdomain, namespaces a label. */
-  readonly nameRule: 'subdomain' | 'label';
-}
-
-export const apiVersionOf = (t: Pick<ResourceType, 'group' | 'version'>): string =>
-  t.group === '' ? t.version : `${t.group}/${t.version}`;
-
-/** Where a type's objects live in the store. */
-export const storageKeyOf = (t: Pick<ResourceType, 'group' | 'resource'>): string =>
-  `${t.group === '' ? 'core' : t.group}/${t.resource}`;
-
-/** `scopes.platform.nrn.dev`, the way errors name a resource. */
-export const qualifiedResource = (t: Pick<ResourceType, 'group' | 'resource'>): string =>
-  t.group === '' ? t.resource : `${t.resource}.${t.group}`;
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 

@@ -10,13 +10,13 @@ import { ApiServerMetrics } from './metrics.js';
 import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
 import type { OpenApi } from './openapi.js';
 import { patchTypeOf } from './patch/index.js';
+import type { Registry } from './registry.js';
 import {
   apiVersionOf,
   qualifiedResource,
-  type Registry,
   type ResourceType,
   storageKeyOf,
-} from './registry.js';
+} from './resource-type.js';
 import {
   ACCESS_REVIEW_PATH,
   isMaster,

@@ -1,6 +1,6 @@
 // How a watcher's events go on the wire, as objects or as one-row Tables: each change's line is
 // built once per shape and shared by every watcher that would send the same bytes.
-import { apiVersionOf, type ResourceType } from './registry.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
 import { type IncludeObject, type TableColumns, tableColumns, toTable } from './table.js';
 import type { KubeObject } from './types.js';
 import type { ChangeEvent } from './watch.js';

@@ -1,7 +1,8 @@
 // A change goes on the wire as bytes built once and shared by every watcher sending the same
 // (as Tables too, which `kubectl get -w` asks for), rather than serialised again per watcher.
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_TYPES, type ResourceType } from '../../../src/local/registry.js';
+import { BUILTIN_TYPES } from '../../../src/local/registry.js';
+import type { ResourceType } from '../../../src/local/resource-type.js';
 import { ChangeEvent } from '../../../src/local/watch.js';
 import { WatchEncoder } from '../../../src/local/watch-encoding.js';
 
