@@ -20,15 +20,44 @@ module.exports = {
       name: 'controllers-and-facade-speak-through-kube',
       comment: 'The operator and the facade must work unchanged against a real cluster.',
       severity: 'error',
-      from: { path: '^src/(controllers|facade|runtime)/' },
+      from: { path: '^src/(controllers|domain|facade|runtime)/' },
       to: { path: '^src/local/' },
+    },
+    {
+      name: 'facade-does-not-import-controllers',
+      comment:
+        'The facade and the reconcilers share what they both need through src/domain, never each other (ADR 0015).',
+      severity: 'error',
+      from: { path: '^src/facade/' },
+      to: { path: '^src/(controllers|runtime)/' },
+    },
+    {
+      name: 'controllers-do-not-import-the-facade',
+      severity: 'error',
+      from: { path: '^src/(controllers|runtime|domain)/' },
+      to: { path: '^src/facade/' },
+    },
+    {
+      name: 'domain-is-below-controllers',
+      comment:
+        'src/domain holds the rules both callers apply (scope identity and acceptance, status, names): it knows no caller.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/(controllers|runtime|local)/' },
+    },
+    {
+      name: 'runtime-knows-no-kind',
+      comment: 'src/runtime is controller machinery: it knows no kind of ours.',
+      severity: 'error',
+      from: { path: '^src/runtime/' },
+      to: { path: '^src/(controllers|domain|api)/' },
     },
     {
       name: 'local-is-a-server-only',
       comment: 'The local control plane stands alone: it knows nothing of the operator.',
       severity: 'error',
       from: { path: '^src/local/' },
-      to: { path: '^src/(controllers|facade|runtime|kube)/' },
+      to: { path: '^src/(controllers|domain|facade|runtime|kube)/' },
     },
     {
       name: 'no-dev-dependencies-in-src',

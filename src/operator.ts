@@ -7,13 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { allCrds } from './api/index.js';
-import { ApplicationReconciler, indexApplications } from './controllers/application.js';
-import { IdAllocator } from './controllers/ids.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './controllers/names.js';
+import { ApplicationReconciler } from './controllers/application.js';
 import { NamespaceProvisioner } from './controllers/provisioners/namespace.js';
-import { indexScopes, ScopeReconciler, scopeKeyOfChild } from './controllers/scope.js';
+import { ScopeReconciler, scopeKeyOfChild } from './controllers/scope/reconciler.js';
 import { serviceControllers } from './controllers/service.js';
-import { EventRecorder } from './controllers/status.js';
+import { indexApplications } from './domain/applications.js';
+import { EventRecorder } from './domain/event-recorder.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names.js';
+import { IdAllocator } from './domain/scopes/id-allocator.js';
+import { indexScopes } from './domain/scopes/index.js';
 import {
   Applications,
   defineResource,

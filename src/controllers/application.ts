@@ -3,46 +3,18 @@
 // are Stalled), derives the slug, and reports Ready when the application is usable.
 import type { Logger } from 'pino';
 import { ApplicationSpec, type ApplicationStatus } from '../api/index.js';
-import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
-import { Controller, type ReconcileContext } from '../runtime/index.js';
-import { claimantKeys, claimOwner, claimOwnerKey } from './claims.js';
-import { rawKind, readByKey, specProblems } from './lifecycle.js';
-import { slugify } from './names.js';
+import { APP_ID_INDEX, applicationSlug, RawApplications } from '../domain/applications.js';
+import { claimantKeys, claimOwnerKey } from '../domain/claims.js';
+import type { EventRecorder } from '../domain/event-recorder.js';
+import { readByKey, specProblems } from '../domain/lifecycle.js';
 import {
   commitStatus,
-  type EventRecorder,
   type HealthReport,
   healthStatus,
   READY_TRANSITIONS,
-} from './status.js';
-
-/** Index of the Application informer: spec.id as a string. */
-export const APP_ID_INDEX = 'application-id';
-
-/** Applications without schemas: an invalid spec must still be read, to be reported. */
-export const RawApplications = rawKind('Application', 'applications');
-
-export type ApplicationObject = KubeObject<ApplicationSpec, ApplicationStatus>;
-
-export function indexApplications(informer: Informer<ApplicationSpec, ApplicationStatus>): void {
-  informer.addIndex(APP_ID_INDEX, (app) => (app.spec ? [String(app.spec.id)] : []));
-}
-
-/**
- * The application that owns id `id`: the oldest valid one claiming it (the informer's cache
- * holds only objects its schema accepts). Undefined when none does.
- */
-export function applicationById(
-  informer: Informer<ApplicationSpec, ApplicationStatus>,
-  id: number,
-): ApplicationObject | undefined {
-  return claimOwner(informer, APP_ID_INDEX, String(id));
-}
-
-/** The slug an application has: its own, or derived from its name. */
-export function applicationSlug(spec: ApplicationSpec): string {
-  return spec.slug ?? slugify(spec.name);
-}
+} from '../domain/status.js';
+import type { Informer, Kube, ResourceClient } from '../kube/index.js';
+import { Controller, type ReconcileContext } from '../runtime/index.js';
 
 export interface ApplicationControllerOptions {
   readonly kube: Pick<Kube, 'resource'>;

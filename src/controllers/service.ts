@@ -17,6 +17,45 @@ import {
   type ServiceStatus,
   ServiceStatus as ServiceStatusSchema,
 } from '../api/index.js';
+import type { EventRecorder } from '../domain/event-recorder.js';
+import {
+  ensureFinalizer,
+  failureStands,
+  hasFinalizer,
+  observedRetry,
+  rawKind,
+  readByKey,
+  removeFinalizer,
+  retryReport,
+  retryRequested,
+  specProblems,
+} from '../domain/lifecycle.js';
+import { ATTRIBUTES_SECRET_LABEL, MANAGED_BY, MANAGED_BY_LABEL, slugify } from '../domain/names.js';
+import {
+  mergeAttributes,
+  propertiesOf,
+  resolveAttributes,
+  SchemaCache,
+} from '../domain/services/attributes.js';
+import {
+  type LabelledSecret,
+  readLabelledSecret,
+  readSecret,
+  SecretDigester,
+  secretVersion,
+} from '../domain/services/secrets.js';
+import {
+  commitStatus,
+  condition,
+  type HealthReport,
+  healthConditions,
+  messagesFor,
+  observed,
+  PHASE_TRANSITIONS,
+  rfc3339,
+  setCondition,
+  writeStatus,
+} from '../domain/status.js';
 import {
   type BackoffOptions,
   backoffDelay,
@@ -39,20 +78,6 @@ import {
   type Result,
   type Startable,
 } from '../runtime/index.js';
-import { mergeAttributes, propertiesOf, resolveAttributes, SchemaCache } from './attributes.js';
-import {
-  ensureFinalizer,
-  failureStands,
-  hasFinalizer,
-  observedRetry,
-  rawKind,
-  readByKey,
-  removeFinalizer,
-  retryReport,
-  retryRequested,
-  specProblems,
-} from './lifecycle.js';
-import { ATTRIBUTES_SECRET_LABEL, MANAGED_BY, MANAGED_BY_LABEL, slugify } from './names.js';
 import type {
   ProviderEndpoint,
   ServiceAction,
@@ -62,13 +87,6 @@ import type {
 } from './provisioners/service-types.js';
 import { WebhookProvisioner } from './provisioners/webhook.js';
 import {
-  type LabelledSecret,
-  readLabelledSecret,
-  readSecret,
-  SecretDigester,
-  secretVersion,
-} from './secrets.js';
-import {
   indexSpecifications,
   type SpecificationInformer,
   type SpecificationObject,
@@ -76,19 +94,6 @@ import {
   specificationById,
   specificationUsable,
 } from './specification.js';
-import {
-  commitStatus,
-  condition,
-  type EventRecorder,
-  type HealthReport,
-  healthConditions,
-  messagesFor,
-  observed,
-  PHASE_TRANSITIONS,
-  rfc3339,
-  setCondition,
-  writeStatus,
-} from './status.js';
 
 export const SERVICE_FINALIZER = `${GROUP}/service-cleanup`;
 /** Index of the Service informer: spec.specification_id. */

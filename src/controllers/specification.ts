@@ -8,21 +8,21 @@ import {
   type ServiceSpecificationStatus,
   ServiceSpecificationSpec as SpecificationSchema,
 } from '../api/index.js';
-import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
-import type { SchemaCache } from './attributes.js';
-import { claimantKeys, claimOwner, claimOwnerKey } from './claims.js';
-import { rawKind, readByKey, specProblems } from './lifecycle.js';
-import { SIGNING_KEY } from './provisioners/webhook.js';
-import { readSecret } from './secrets.js';
+import { claimantKeys, claimOwner, claimOwnerKey } from '../domain/claims.js';
+import type { EventRecorder } from '../domain/event-recorder.js';
+import { rawKind, readByKey, specProblems } from '../domain/lifecycle.js';
+import type { SchemaCache } from '../domain/services/attributes.js';
+import { readSecret } from '../domain/services/secrets.js';
 import {
   commitStatus,
   condition,
-  type EventRecorder,
   type HealthReport,
   healthStatus,
   READY_TRANSITIONS,
-} from './status.js';
+} from '../domain/status.js';
+import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
+import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
+import { SIGNING_KEY } from './provisioners/webhook.js';
 
 /** Index of the ServiceSpecification informer: spec.id. */
 export const SPEC_ID_INDEX = 'specification-id';

@@ -14,8 +14,8 @@ import {
   type ServiceType,
   valuesOverlap,
 } from '../api/index.js';
-import { placeAt, propertiesOf } from '../controllers/attributes.js';
-import { slugify } from '../controllers/names.js';
+import { slugify } from '../domain/names.js';
+import { placeAt, propertiesOf } from '../domain/services/attributes.js';
 import { type KubeObject, keyOf } from '../kube/index.js';
 
 export type ServiceObject = KubeObject<ServiceSpec, ServiceStatus>;

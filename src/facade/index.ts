@@ -6,12 +6,12 @@ import { hostname } from 'node:os';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { indexApplications } from '../controllers/application.js';
-import { IdAllocator } from '../controllers/ids.js';
-import { DEFAULT_BASE_DOMAIN } from '../controllers/names.js';
-import { indexScopes } from '../controllers/scope.js';
-import { readSecret } from '../controllers/secrets.js';
-import { EventRecorder } from '../controllers/status.js';
+import { indexApplications } from '../domain/applications.js';
+import { EventRecorder } from '../domain/event-recorder.js';
+import { DEFAULT_BASE_DOMAIN } from '../domain/names.js';
+import { IdAllocator } from '../domain/scopes/id-allocator.js';
+import { indexScopeIds, indexScopes } from '../domain/scopes/index.js';
+import { readSecret } from '../domain/services/secrets.js';
 import {
   Applications,
   type Kube,
@@ -23,7 +23,7 @@ import {
 import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
 import { ServiceCatalog } from './catalog.js';
-import { indexScopeIds, ScopeStore } from './scopes.js';
+import { ScopeStore } from './scopes.js';
 import { readTlsPair, reloadTls, type TlsFiles } from './tls.js';
 
 export { buildFacade, type FacadeDeps } from './app.js';

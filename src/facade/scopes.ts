@@ -3,25 +3,25 @@
 // domain and NRN accepted in status before the answer), and a Scope resource turned back into
 // the spec's Scope object for the answer and GET /scope/{id}.
 import type { Logger } from 'pino';
-import {
-  type ApplicationSpec,
-  type ApplicationStatus,
-  type CreateScopeRequest,
-  childNrn,
-  type Scope,
-  type ScopeSpec,
-  type ScopeStatus,
+import type {
+  ApplicationSpec,
+  ApplicationStatus,
+  CreateScopeRequest,
+  Scope,
+  ScopeSpec,
+  ScopeStatus,
 } from '../api/index.js';
-import { applicationById, applicationSlug } from '../controllers/application.js';
-import type { IdAllocator } from '../controllers/ids.js';
-import { SCOPE_ID_LABEL, scopeDomain, slugify } from '../controllers/names.js';
+import { applicationById } from '../domain/applications.js';
+import type { EventRecorder } from '../domain/event-recorder.js';
+import { SCOPE_ID_LABEL, slugify } from '../domain/names.js';
 import {
-  acceptedReport,
+  accept,
+  type IdAllocator,
   type Identity,
-  SCOPE_APP_INDEX,
-  scopeStatus,
-} from '../controllers/scope.js';
-import { commitStatus, type EventRecorder, PHASE_TRANSITIONS } from '../controllers/status.js';
+  identify,
+  SCOPE_ID_INDEX,
+  slugHolder,
+} from '../domain/scopes/index.js';
 import {
   type Informer,
   isAlreadyExists,
@@ -37,16 +37,6 @@ import { kubeFailure } from './kube-errors.js';
 
 type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
 
-/** Index of the facade's Scope informer: the scope id (status, else the label mirroring it). */
-export const SCOPE_ID_INDEX = 'facade-scope-id';
-
-export function indexScopeIds(informer: Informer<ScopeSpec, ScopeStatus>): void {
-  informer.addIndex(SCOPE_ID_INDEX, (scope) => {
-    const id = scope.status?.id ?? scope.metadata.labels?.[SCOPE_ID_LABEL];
-    return id === undefined ? [] : [String(id)];
-  });
-}
-
 /** How many times a status write that lost a race with the operator is tried again. */
 const ACCEPT_ATTEMPTS = 5;
 
@@ -54,7 +44,7 @@ export interface ScopeStoreOptions {
   readonly kube: Pick<Kube, 'resource'>;
   readonly log: Logger;
   readonly applications: Informer<ApplicationSpec, ApplicationStatus>;
-  /** Indexed by SCOPE_APP_INDEX (controllers/scope.ts) and SCOPE_ID_INDEX. */
+  /** Indexed by indexScopes and indexScopeIds (domain/scopes). */
   readonly scopes: Informer<ScopeSpec, ScopeStatus>;
   readonly ids: IdAllocator;
   readonly events: EventRecorder;
@@ -116,12 +106,7 @@ export class ScopeStore {
       throw kubeFailure(error, 'creating the scope');
     }
 
-    const identity = {
-      id,
-      slug,
-      domain: scopeDomain(applicationSlug(app.spec), slug, id, this.options.baseDomain),
-      nrn: childNrn(app.spec.nrn, 'scope', id),
-    };
+    const identity = identify(app.spec, request.name, id, this.options.baseDomain);
     try {
       return scopeView(await this.accept(created, identity));
     } catch (error) {
@@ -149,10 +134,10 @@ export class ScopeStore {
 
   /** Namespace/name of a scope of the application with this slug, from the cache. */
   private slugTaken(applicationId: number, slug: string): string | undefined {
-    const same = this.options.scopes
-      .byIndex(SCOPE_APP_INDEX, String(applicationId))
-      .find((s) => (s.status?.slug ?? slugify(s.spec?.name ?? '')) === slug);
-    return same === undefined ? undefined : `${same.metadata.namespace}/${same.metadata.name}`;
+    const holder = slugHolder(this.options.scopes, applicationId, slug);
+    return holder === undefined
+      ? undefined
+      : `${holder.metadata.namespace}/${holder.metadata.name}`;
   }
 
   /**
@@ -164,18 +149,8 @@ export class ScopeStore {
     let scope = created;
     for (let attempt = 1; ; attempt++) {
       if (scope.status?.id !== undefined) return scope;
-      const report = acceptedReport(identity.id);
-      const next = scopeStatus(scope, 'pending', identity, report, this.now());
       try {
-        const written = await commitStatus(
-          this.client,
-          this.options.events,
-          scope,
-          next,
-          report,
-          PHASE_TRANSITIONS,
-          { guard: true },
-        );
+        const written = await accept(this.client, this.options.events, scope, identity, this.now());
         return written ?? scope;
       } catch (error) {
         if (!isConflict(error) || attempt >= ACCEPT_ATTEMPTS) throw error;

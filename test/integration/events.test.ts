@@ -4,8 +4,8 @@
 // flushes; past the queue's bound Events are dropped (never the caller), and a write the API
 // refuses stops nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_WRITERS, EVENT_WRITERS_UNDER_LOAD } from '../../src/controllers/concurrency.js';
-import { EventRecorder } from '../../src/controllers/status.js';
+import { EVENT_WRITERS, EVENT_WRITERS_UNDER_LOAD } from '../../src/domain/concurrency.js';
+import { EventRecorder } from '../../src/domain/event-recorder.js';
 import { Events, type Kube, type KubeObject } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import {

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_IDS_AHEAD } from '../../src/controllers/ids.js';
+import { MAX_IDS_AHEAD } from '../../src/domain/scopes/id-allocator.js';
 import {
   Applications,
   ConfigMaps,

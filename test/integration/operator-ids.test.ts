@@ -1,7 +1,7 @@
 // Scope ids from the counter in the API: allocators on separate connections (as two operator
 // processes would be) racing on one counter never hand out one id twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdAllocator } from '../../src/controllers/ids.js';
+import { IdAllocator } from '../../src/domain/scopes/id-allocator.js';
 import { ConfigMaps, connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { startCluster, type TestCluster, uniqueName } from '../support/cluster.js';

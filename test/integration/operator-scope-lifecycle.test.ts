@@ -10,15 +10,16 @@ import type {
   ScopeSpec,
   ScopeStatus,
 } from '../../src/api/index.js';
-import { indexApplications } from '../../src/controllers/application.js';
-import { IdAllocator } from '../../src/controllers/ids.js';
 import type {
   Progress,
   ScopeProvisioner,
   ScopeTarget,
 } from '../../src/controllers/provisioners/types.js';
-import { indexScopes, SCOPE_FINALIZER, ScopeReconciler } from '../../src/controllers/scope.js';
-import { EventRecorder } from '../../src/controllers/status.js';
+import { SCOPE_FINALIZER, ScopeReconciler } from '../../src/controllers/scope/reconciler.js';
+import { indexApplications } from '../../src/domain/applications.js';
+import { EventRecorder } from '../../src/domain/event-recorder.js';
+import { IdAllocator } from '../../src/domain/scopes/id-allocator.js';
+import { indexScopes } from '../../src/domain/scopes/index.js';
 import {
   Applications,
   connect,

@@ -23,12 +23,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../src/controllers/names.js';
 import {
   LIMIT_RANGE_NAME,
   QUOTA_NAME,
   SERVICE_ACCOUNT_NAME,
 } from '../../src/controllers/provisioners/namespace.js';
+import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../src/domain/names.js';
 import {
   connect,
   type Kube,

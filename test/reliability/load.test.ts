@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPE_ID_LABEL } from '../../src/controllers/names.js';
+import { SCOPE_ID_LABEL } from '../../src/domain/names.js';
 import { kubectlAt } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
 import { crash, startLocalProcess, terminate } from '../support/operator-processes.js';

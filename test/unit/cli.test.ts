@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS, configurationTable } from '../../src/command-line.js';
-import { DEFAULT_BASE_DOMAIN } from '../../src/controllers/names.js';
+import { DEFAULT_BASE_DOMAIN } from '../../src/domain/names.js';
 import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
 import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/operator.js';

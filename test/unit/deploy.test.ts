@@ -17,7 +17,7 @@ import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { GROUP } from '../../src/api/index.js';
-import { ID_COUNTER_NAME } from '../../src/controllers/ids.js';
+import { ID_COUNTER_NAME } from '../../src/domain/scopes/id-allocator.js';
 import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
 import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
 import { DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME } from '../../src/operator.js';

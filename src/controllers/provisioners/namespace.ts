@@ -4,18 +4,6 @@
 // as desired), and removed with the Namespace.
 import type { RequestedSpec } from '../../api/index.js';
 import {
-  isAlreadyExists,
-  isNotFound,
-  type Kube,
-  KubeApiError,
-  type KubeObject,
-  LimitRanges,
-  Namespaces,
-  type ResourceClient,
-  ResourceQuotas,
-  ServiceAccounts,
-} from '../../kube/index.js';
-import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   NRN_ANNOTATION,
@@ -28,8 +16,20 @@ import {
   SPEC_HASH_ANNOTATION,
   scopeNamespaceName,
   shortHash,
-} from '../names.js';
-import { canonical } from '../status.js';
+} from '../../domain/names.js';
+import { canonical } from '../../domain/status.js';
+import {
+  isAlreadyExists,
+  isNotFound,
+  type Kube,
+  KubeApiError,
+  type KubeObject,
+  LimitRanges,
+  Namespaces,
+  type ResourceClient,
+  ResourceQuotas,
+  ServiceAccounts,
+} from '../../kube/index.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from './types.js';
 
 export const FIELD_MANAGER = 'nrn-operator';

@@ -6,8 +6,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { z } from 'zod';
 import { type MessageItem, MessageLevel } from '../../api/index.js';
+import { readSecret } from '../../domain/services/secrets.js';
 import type { Kube } from '../../kube/index.js';
-import { readSecret } from '../secrets.js';
 import type {
   ProviderEndpoint,
   ServiceProgress,

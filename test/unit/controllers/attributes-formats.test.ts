@@ -2,7 +2,7 @@
 // secret values alike, with messages naming the field and the format, never the value; a
 // format ajv-formats does not know is not checked and does not stop the specification.
 import { describe, expect, it } from 'vitest';
-import { resolveAttributes, SchemaCache } from '../../../src/controllers/attributes.js';
+import { resolveAttributes, SchemaCache } from '../../../src/domain/services/attributes.js';
 
 const schema = {
   type: 'object',

@@ -7,7 +7,7 @@ import {
   propertiesOf,
   resolveAttributes,
   SchemaCache,
-} from '../../../src/controllers/attributes.js';
+} from '../../../src/domain/services/attributes.js';
 
 const schema = {
   type: 'object',

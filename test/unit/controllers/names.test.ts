@@ -3,8 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Slug } from '../../../src/api/index.js';
-import { nrnLabelValue, scopeDomain, slugify } from '../../../src/controllers/names.js';
 import { desiredChildren } from '../../../src/controllers/provisioners/namespace.js';
+import { nrnLabelValue, scopeDomain, slugify } from '../../../src/domain/names.js';
 
 describe('names', () => {
   it('slugify makes a valid slug of any text', () => {

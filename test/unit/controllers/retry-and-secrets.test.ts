@@ -3,15 +3,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_OBSERVED_RETRY, ServiceStatus } from '../../../src/api/index.js';
-import { observedRetry, retryRequested, retryValue } from '../../../src/controllers/lifecycle.js';
-import { ATTRIBUTES_SECRET_LABEL, RETRY_ANNOTATION } from '../../../src/controllers/names.js';
+import { serviceControllers } from '../../../src/controllers/service.js';
+import { EventRecorder } from '../../../src/domain/event-recorder.js';
+import { observedRetry, retryRequested, retryValue } from '../../../src/domain/lifecycle.js';
+import { ATTRIBUTES_SECRET_LABEL, RETRY_ANNOTATION } from '../../../src/domain/names.js';
 import {
   DIGEST_KEY_SECRET,
   readLabelledSecret,
   SecretDigester,
-} from '../../../src/controllers/secrets.js';
-import { serviceControllers } from '../../../src/controllers/service.js';
-import { EventRecorder } from '../../../src/controllers/status.js';
+} from '../../../src/domain/services/secrets.js';
 import {
   Informer,
   type Kube,

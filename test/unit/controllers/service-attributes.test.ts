@@ -2,7 +2,7 @@
 // values checked together, messages that name the field (never the value), one compile per
 // specification generation.
 import { describe, expect, it } from 'vitest';
-import { resolveAttributes, SchemaCache } from '../../../src/controllers/attributes.js';
+import { resolveAttributes, SchemaCache } from '../../../src/domain/services/attributes.js';
 
 const schema = {
   type: 'object',

@@ -7,7 +7,7 @@ import {
   healthConditions,
   messagesFor,
   setCondition,
-} from '../../../src/controllers/status.js';
+} from '../../../src/domain/status.js';
 
 const t0 = new Date('2025-01-01T00:00:00.123Z');
 const t1 = new Date('2025-01-01T00:05:00Z');

@@ -12,7 +12,7 @@ import {
   type Kube,
   type KubeObject,
   type ResourceClient,
-} from '../kube/index.js';
+} from '../../kube/index.js';
 
 export const ID_COUNTER_NAME = 'nrn-scope-ids';
 const NEXT_KEY = 'next';

@@ -10,62 +10,57 @@ import type { Logger } from 'pino';
 import {
   type ApplicationSpec,
   type ApplicationStatus,
-  childNrn,
   GROUP,
   type ScopePhase,
   type ScopeSpec,
   ScopeSpec as ScopeSpecSchema,
   type ScopeStatus,
-} from '../api/index.js';
-import {
-  type Informer,
-  type Kube,
-  type KubeObject,
-  keyOf,
-  type ResourceClient,
-} from '../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
-import { applicationById, applicationSlug } from './application.js';
-import { DEFAULT_SCOPE_WORKERS } from './concurrency.js';
-import type { IdAllocator } from './ids.js';
+} from '../../api/index.js';
+import { applicationById } from '../../domain/applications.js';
+import { DEFAULT_SCOPE_WORKERS } from '../../domain/concurrency.js';
+import type { EventRecorder } from '../../domain/event-recorder.js';
 import {
   ensureFinalizer,
   failureStands,
   hasFinalizer,
-  observedRetry,
   rawKind,
   readByKey,
   removeFinalizer,
   retryReport,
   retryRequested,
   specProblems,
-} from './lifecycle.js';
+} from '../../domain/lifecycle.js';
 import {
   DEFAULT_BASE_DOMAIN,
-  olderFirst,
   SCOPE_ID_LABEL,
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
-  scopeDomain,
-  slugify,
-} from './names.js';
-import type { Progress, ScopeProvisioner, ScopeTarget } from './provisioners/types.js';
+} from '../../domain/names.js';
 import {
-  canonicallyEqual,
-  commitStatus,
-  type EventRecorder,
-  type HealthReport,
-  healthStatus,
-  PHASE_TRANSITIONS,
-  writeStatus,
-} from './status.js';
+  accept,
+  acceptanceBegun,
+  type IdAllocator,
+  type Identity,
+  identify,
+  idOfLabel,
+  recordedIdentity,
+  SCOPE_APP_INDEX,
+  scopeStatus,
+  slugHolder,
+  writeScopeStatus,
+} from '../../domain/scopes/index.js';
+import { canonicallyEqual, type HealthReport, writeStatus } from '../../domain/status.js';
+import {
+  type Informer,
+  type Kube,
+  type KubeObject,
+  keyOf,
+  type ResourceClient,
+} from '../../kube/index.js';
+import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/types.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
-/** Index of the Scope informer: spec.application_id as a string. */
-export const SCOPE_APP_INDEX = 'scope-application-id';
-/** Index of the Scope informer: `<application_id>/<slug>`, the slug as assigned or to be. */
-export const SCOPE_SLUG_INDEX = 'scope-application-slug';
-
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
 export const RawScopes = rawKind('Scope', 'scopes');
 
@@ -75,31 +70,6 @@ type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
 
 /** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
 const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
-
-export interface Identity {
-  readonly id: number;
-  readonly slug: string;
-  readonly domain: string;
-  readonly nrn: string;
-}
-
-export function indexScopes(informer: ScopeInformer): void {
-  informer.addIndex(SCOPE_APP_INDEX, (scope) =>
-    scope.spec ? [String(scope.spec.application_id)] : [],
-  );
-  informer.addIndex(SCOPE_SLUG_INDEX, (scope) =>
-    scope.spec ? [slugKey(scope.spec.application_id, slugOf(scope))] : [],
-  );
-}
-
-function slugKey(applicationId: number, slug: string): string {
-  return `${applicationId}/${slug}`;
-}
-
-/** The slug a scope has, or will have once accepted. */
-function slugOf(scope: { spec?: { name?: string }; status?: { slug?: string } }): string {
-  return scope.status?.slug ?? slugify(scope.spec?.name ?? '');
-}
 
 /** From an object the operator made for a scope to that scope's key. */
 export function scopeKeyOfChild(object: KubeObject): string | undefined {
@@ -275,8 +245,7 @@ export class ScopeReconciler {
   private unwritten(key: string, cached: ScopeObject | undefined): ScopeObject | undefined {
     if (
       cached === undefined ||
-      cached.status !== undefined ||
-      cached.metadata.labels?.[SCOPE_ID_LABEL] !== undefined ||
+      acceptanceBegun(cached) ||
       this.startedFrom.has(cached) ||
       this.options.scopes.isRefused(key)
     ) {
@@ -354,7 +323,6 @@ export class ScopeReconciler {
       });
       return 'waiting';
     }
-    const slug = slugify(spec.name);
     let id = status.id;
     let assigning = false;
     if (id === undefined) {
@@ -362,21 +330,10 @@ export class ScopeReconciler {
       assigning = true;
       this.options.log.info({ scope: key, id }, 'scope id allocated');
     }
-    const identity: Identity = {
-      id,
-      slug,
-      domain: scopeDomain(applicationSlug(app.spec), slug, id, this.baseDomain),
-      nrn: childNrn(app.spec.nrn, 'scope', id),
-    };
+    const identity = identify(app.spec, spec.name, id, this.baseDomain);
     if (assigning) {
-      // status.id is the record (a label anyone may set, status only the operator may);
-      // written guarded by resourceVersion, so a racing writer makes this fail (409,
-      // retried) and the id just allocated is never used: gaps, never duplicates. It is
-      // written before anything is provisioned for the scope, so no id is ever lost.
-      const written = await this.setStatus(scope, 'pending', identity, acceptedReport(id), {
-        guard: true,
-      });
-      Object.assign(scope, written);
+      const written = await accept(this.client, this.options.events, scope, identity, this.now());
+      Object.assign(scope, written ?? scope);
     }
     return identity;
   }
@@ -417,12 +374,7 @@ export class ScopeReconciler {
     spec: ScopeSpec,
     slug: string,
   ): string | undefined {
-    const self = keyOf(scope.metadata);
-    const older = this.options.scopes
-      .byIndex(SCOPE_SLUG_INDEX, slugKey(spec.application_id, slug))
-      .filter((other) => keyOf(other.metadata) !== self)
-      .filter((other) => olderFirst(other, scope as ScopeObject) < 0)
-      .sort(olderFirst)[0];
+    const older = slugHolder(this.options.scopes, spec.application_id, slug, scope as ScopeObject);
     return older === undefined ? undefined : keyOf(older.metadata);
   }
 
@@ -493,26 +445,22 @@ export class ScopeReconciler {
     return this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
   }
 
-  /**
-   * The whole status for `phase` (identity kept when not given), written and announced as
-   * commitStatus does. Returns the object as it now is.
-   */
+  /** The whole status for `phase` (identity kept when not given), written and announced. */
   private async setStatus(
     scope: KubeObject<unknown, ScopeStatus>,
     phase: ScopePhase,
     identity: Identity | undefined,
     report: HealthReport,
-    options: { guard?: boolean } = {},
   ): Promise<KubeObject<unknown, ScopeStatus>> {
-    const next = this.statusFor(scope, phase, identity, report);
-    const written = await commitStatus(
+    const events = this.options.events;
+    const written = await writeScopeStatus(
       this.client,
-      this.options.events,
+      events,
       scope,
-      next,
+      phase,
+      identity,
       report,
-      PHASE_TRANSITIONS,
-      options,
+      this.now(),
     );
     return written ?? scope;
   }
@@ -528,38 +476,6 @@ export class ScopeReconciler {
   }
 }
 
-/**
- * The whole status of a scope in `phase`: the identity given, or the one status already holds
- * (kept even while it cannot be recomputed, e.g. the application is missing), and the health
- * of `report`. The facade writes a scope's acceptance with it too.
- */
-export function scopeStatus(
-  scope: KubeObject<unknown, ScopeStatus>,
-  phase: ScopePhase,
-  identity: Identity | undefined,
-  report: HealthReport,
-  now: Date,
-): ScopeStatus {
-  const previous = scope.status ?? {};
-  const kept = identity ?? {
-    ...(previous.id !== undefined ? { id: previous.id } : {}),
-    ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
-    ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
-    ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
-  };
-  return {
-    status: phase,
-    ...kept,
-    ...observedRetry(scope),
-    ...healthStatus(previous.conditions, report, scope.metadata.generation, now),
-  };
-}
-
-/** What `pending` with a freshly assigned id says, whoever assigned it. */
-export function acceptedReport(id: number): HealthReport {
-  return { health: 'reconciling', reason: 'Accepted', message: `scope accepted with id ${id}` };
-}
-
 const EXTERNAL_REPORT: HealthReport = {
   health: 'ready',
   reason: 'ExternallyProvisioned',
@@ -573,20 +489,4 @@ function provisionedReport(progress: Extract<Progress, { state: 'ready' }>): Hea
     reason: 'Provisioned',
     message: `scope is active${namespace ? ` in namespace ${namespace}` : ''}`,
   };
-}
-
-/** The identity a status records, when it records all of it. */
-function recordedIdentity(status: ScopeStatus): Identity | undefined {
-  const { id, slug, domain, nrn } = status;
-  if (id === undefined || slug === undefined || domain === undefined || nrn === undefined) {
-    return undefined;
-  }
-  return { id, slug, domain, nrn };
-}
-
-function idOfLabel(scope: KubeObject): number | undefined {
-  const raw = scope.metadata.labels?.[SCOPE_ID_LABEL];
-  if (raw === undefined || !/^[0-9]+$/.test(raw)) return undefined;
-  const id = Number(raw);
-  return Number.isSafeInteger(id) ? id : undefined;
 }

@@ -10,8 +10,8 @@ import {
   type Kube,
   type KubeObject,
   Secrets,
-} from '../kube/index.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './names.js';
+} from '../../kube/index.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../names.js';
 
 export async function readSecret(
   kube: Pick<Kube, 'resource'>,

@@ -1,0 +1,85 @@
+// Accepting a scope: the whole status of a scope in a phase, and the guarded write that puts
+// it `pending` with its identity — the one write that gives a scope its id, whether the facade
+// (POST /scope) or the reconciler (kubectl apply) makes it.
+import type { ScopePhase, ScopeStatus } from '../../api/index.js';
+import type { KubeObject, ResourceClient } from '../../kube/index.js';
+import { observedRetry } from '../lifecycle.js';
+import {
+  commitStatus,
+  type EventSink,
+  type HealthReport,
+  healthStatus,
+  PHASE_TRANSITIONS,
+} from '../status.js';
+import type { Identity } from './identity.js';
+
+type ScopeObject = KubeObject<unknown, ScopeStatus>;
+
+/**
+ * The whole status of a scope in `phase`: the identity given, or the one status already holds
+ * (kept even while it cannot be recomputed, e.g. the application is missing), and the health
+ * of `report`.
+ */
+export function scopeStatus(
+  scope: ScopeObject,
+  phase: ScopePhase,
+  identity: Identity | undefined,
+  report: HealthReport,
+  now: Date,
+): ScopeStatus {
+  const previous = scope.status ?? {};
+  const kept = identity ?? {
+    ...(previous.id !== undefined ? { id: previous.id } : {}),
+    ...(previous.slug !== undefined ? { slug: previous.slug } : {}),
+    ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
+    ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
+  };
+  return {
+    status: phase,
+    ...kept,
+    ...observedRetry(scope),
+    ...healthStatus(previous.conditions, report, scope.metadata.generation, now),
+  };
+}
+
+/**
+ * The whole status for `phase`, written and announced as commitStatus does. Returns the object
+ * as written, or undefined when there was nothing to write.
+ */
+export function writeScopeStatus<Spec>(
+  client: ResourceClient<Spec, ScopeStatus>,
+  events: EventSink,
+  scope: ScopeObject,
+  phase: ScopePhase,
+  identity: Identity | undefined,
+  report: HealthReport,
+  now: Date,
+  options: { guard?: boolean } = {},
+): Promise<KubeObject<Spec, ScopeStatus> | undefined> {
+  const next = scopeStatus(scope, phase, identity, report, now);
+  return commitStatus(client, events, scope, next, report, PHASE_TRANSITIONS, options);
+}
+
+/**
+ * `pending` with `identity`, guarded by resourceVersion: status.id is the record (a label
+ * anyone may set, status only the operator may), so a racing writer makes this fail (409) and
+ * the id is never used — gaps, never duplicates. Written before anything is provisioned for
+ * the scope, so no id is ever lost.
+ */
+export function accept<Spec>(
+  client: ResourceClient<Spec, ScopeStatus>,
+  events: EventSink,
+  scope: ScopeObject,
+  identity: Identity,
+  now: Date,
+): Promise<KubeObject<Spec, ScopeStatus> | undefined> {
+  const report = acceptedReport(identity.id);
+  return writeScopeStatus(client, events, scope, 'pending', identity, report, now, {
+    guard: true,
+  });
+}
+
+/** What `pending` with a freshly assigned id says, whoever assigned it. */
+export function acceptedReport(id: number): HealthReport {
+  return { health: 'reconciling', reason: 'Accepted', message: `scope accepted with id ${id}` };
+}
