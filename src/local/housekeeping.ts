@@ -2,10 +2,11 @@
 // needs: owner-reference garbage collection (background, foreground, orphan), namespace
 // termination, CRD registration and the cleanup of a deleted CRD's objects.
 import type { Logger } from 'pino';
-import { CRD_CLEANUP_FINALIZER, prepareCrd } from './crd.js';
+import { CRD_CLEANUP_FINALIZER, CRD_TYPE } from './kinds/customresourcedefinition.js';
+import { NAMESPACE_TYPE } from './kinds/namespace.js';
 import type { Objects, WriteListener } from './objects.js';
 import { clone } from './patch/util.js';
-import { CRD_TYPE, NAMESPACE_TYPE, type Registry, typesOfCrd } from './registry.js';
+import { type Registry, typesOfCrd } from './registry.js';
 import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { KubeObject } from './types.js';
 import type { ChangeEvent } from './watch.js';
@@ -48,16 +49,6 @@ export class Housekeeping implements WriteListener {
     private readonly registry: Registry,
     private readonly log: Logger,
   ) {
-    objects.onPrepare(CRD_TYPE, (crd, old) => prepareCrd(registry, crd, old));
-    objects.onPrepare(NAMESPACE_TYPE, (ns, old) => {
-      // Only the finalize subresource changes spec.finalizers, as on a real server.
-      const finalizers =
-        old === undefined
-          ? ['kubernetes']
-          : ((old.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []);
-      ns.spec = { ...((ns.spec as object | undefined) ?? {}), finalizers };
-      if (old === undefined) ns.status = { phase: 'Active' };
-    });
     objects.listen(this);
   }
 
@@ -154,8 +145,7 @@ export class Housekeeping implements WriteListener {
     if (object.metadata.deletionTimestamp === undefined) return;
     const finalizers = object.metadata.finalizers ?? [];
     const ref = this.refOf(type, object);
-    if (type.kind === 'Namespace' && type.group === '')
-      this.enqueue({ kind: 'namespace', name: ref.name });
+    if (type === NAMESPACE_TYPE) this.enqueue({ kind: 'namespace', name: ref.name });
     if (type === CRD_TYPE) this.enqueue({ kind: 'crd', name: ref.name });
     if (finalizers.includes('foregroundDeletion')) this.enqueue({ kind: 'foreground', ref });
     if (finalizers.includes('orphan')) this.enqueue({ kind: 'orphan', ref });

@@ -4,14 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
-import { installBuiltinRules } from './builtin-rules.js';
 import { Housekeeping } from './housekeeping.js';
+import { CRD_TYPE } from './kinds/customresourcedefinition.js';
+import { EVENT_TYPE } from './kinds/event.js';
+import { BANNED_OWNERS } from './kinds/index.js';
+import { NAMESPACE_TYPE } from './kinds/namespace.js';
 import { kubeconfigYaml, loadOrCreateToken, writePrivate } from './kubeconfig.js';
 import { decodeMetadata, metadataCauses } from './meta.js';
 import { Objects } from './objects.js';
 import { OpenApi } from './openapi.js';
 import { mkdirPrivate } from './private.js';
-import { BUILTIN_TYPES, CRD_TYPE, NAMESPACE_TYPE, Registry, typesOfCrd } from './registry.js';
+import { BUILTIN_TYPES, Registry, typesOfCrd } from './registry.js';
 import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { LocalUser } from './reviews.js';
 
@@ -71,10 +74,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const store = await Store.open(join(dataDir, 'store'), { fsync: options.fsync ?? true });
 
   const registry = new Registry();
-  const objects = new Objects(store, log);
+  const objects = new Objects(store, { servedTypes: () => registry.all() }, log);
   const hub = new WatchHub(options.watchWindow ?? 50_000, store.revision);
   const housekeeping = new Housekeeping(objects, registry, log);
-  installBuiltinRules(objects, registry);
 
   // Watchers see a change only once it is durable, and always in revision order.
   const pending: ChangeEvent[] = [];
@@ -209,7 +211,7 @@ function metadataProblem(object: KubeObject): string | undefined {
   try {
     // In place: the object was parsed for this load alone, and decoding only normalises nulls.
     decodeMetadata(object.metadata);
-    const causes = metadataCauses(object);
+    const causes = metadataCauses(object, BANNED_OWNERS);
     return causes.length === 0
       ? undefined
       : causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ');
@@ -230,7 +232,6 @@ async function reportInvalid(
   invalid: readonly InvalidRecord[],
   log: Logger,
 ): Promise<void> {
-  const eventType = BUILTIN_TYPES.find((t) => t.kind === 'Event' && t.group === '');
   const writes = [];
   for (const record of invalid) {
     const { type, namespace, name, problem } = record;
@@ -238,7 +239,6 @@ async function reportInvalid(
       { resource: storageKeyOf(type), namespace, name, problem },
       'stored object is invalid; serving the rest',
     );
-    if (eventType === undefined) continue;
     const where =
       namespace !== '' && objects.find(NAMESPACE_TYPE, '', namespace) !== undefined
         ? namespace
@@ -247,7 +247,7 @@ async function reportInvalid(
     try {
       writes.push(
         objects.create(
-          eventType,
+          EVENT_TYPE,
           where,
           {
             metadata: { generateName: `${name || 'invalid'}.`.slice(0, 200) },

@@ -214,8 +214,14 @@ export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[
 /** The sum of annotation keys and values, as apimachinery's TotalAnnotationSizeLimitB. */
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 
-/** kube-apiserver's ValidateObjectMeta checks of the client-settable metadata, every write. */
-export function metadataCauses(object: KubeObject): StatusCause[] {
+/**
+ * kube-apiserver's ValidateObjectMeta checks of the client-settable metadata, every write.
+ * `bannedOwners` holds the `apiVersion/kind` of the kinds no object may be owned by.
+ */
+export function metadataCauses(
+  object: KubeObject,
+  bannedOwners: ReadonlySet<string>,
+): StatusCause[] {
   const causes: StatusCause[] = [];
   const meta = object.metadata;
   const invalid = (field: string, value: string, message: string) =>
@@ -247,11 +253,13 @@ export function metadataCauses(object: KubeObject): StatusCause[] {
     if (!ref.kind) invalid(`${field}.kind`, ref.kind ?? '', 'must not be empty');
     if (!ref.name) invalid(`${field}.name`, ref.name ?? '', 'must not be empty');
     if (!ref.uid) invalid(`${field}.uid`, ref.uid ?? '', 'must not be empty');
-    if (ref.apiVersion === 'v1' && ref.kind === 'Event') {
+    if (bannedOwners.has(`${ref.apiVersion}/${ref.kind}`)) {
+      // schema.GroupVersionKind's String(): the core group is the empty one before the slash.
+      const gv = ref.apiVersion?.includes('/') ? ref.apiVersion : `/${ref.apiVersion}`;
       invalid(
         field,
         `${ref.kind}/${ref.name}`,
-        '/v1, Kind=Event is disallowed from being an owner',
+        `${gv}, Kind=${ref.kind} is disallowed from being an owner`,
       );
     }
     if (ref.controller === true) {

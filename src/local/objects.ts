@@ -6,6 +6,9 @@
 
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { BANNED_OWNERS, strategyOf, subresourceOf } from './kinds/index.js';
+import { NAMESPACE_TYPE } from './kinds/namespace.js';
+import type { StrategyContext } from './kinds/strategy.js';
 import {
   decodeMetadata,
   generateNameSuffix,
@@ -28,7 +31,6 @@ import {
   serverSideApply,
 } from './patch/index.js';
 import { clone, sameJson } from './patch/util.js';
-import { NAMESPACE_TYPE } from './registry.js';
 import {
   apiVersionOf,
   qualifiedResource,
@@ -42,8 +44,8 @@ import { ApiError, badRequest, type KubeObject, type StatusCause } from './types
 import { ChangeEvent } from './watch.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-/** `finalize` exists on namespaces only: the one way to change spec.finalizers. */
-export type Subresource = 'status' | 'finalize';
+/** `status`, or a subresource of a kind's own that its strategy declares (namespaces' `finalize`). */
+export type Subresource = string;
 
 /** What a request says about how to write: who is writing, and how strictly. */
 export interface WriteOptions {
@@ -104,28 +106,17 @@ export class Objects {
   /** Whether each namespace is terminating, by the revision it was read at. */
   private readonly namespaces = new Map<string, { revision: number; terminating: boolean }>();
   private readonly listeners: WriteListener[] = [];
-  /** Hooks a kind adds to its writes (namespaces, CRDs). */
-  private readonly prepare = new Map<
-    string,
-    (object: KubeObject, old: KubeObject | undefined) => void
-  >();
 
   constructor(
     private readonly store: Store,
+    /** What the kinds' strategies may ask of the server (the types served). */
+    private readonly context: StrategyContext,
     private readonly log: Logger = silentLogger(),
     private readonly now: () => Date = () => new Date(),
   ) {}
 
   listen(listener: WriteListener): void {
     this.listeners.push(listener);
-  }
-
-  /** Lets a kind fill in or check fields on create and update (before validation ends). */
-  onPrepare(
-    type: ResourceType,
-    hook: (object: KubeObject, old: KubeObject | undefined) => void,
-  ): void {
-    this.prepare.set(storageKeyOf(type), hook);
   }
 
   get revision(): number {
@@ -163,7 +154,8 @@ export class Objects {
   /** The label and field selectors of a list or watch, as one predicate. */
   selector(type: ResourceType, options: ListOptions): (object: KubeObject) => boolean {
     const labels = parseLabelSelector(options.labelSelector ?? '');
-    const fields = parseFieldSelector(options.fieldSelector ?? '', fieldsOf(type), {
+    const selectable = strategyOf(type)?.selectableFields;
+    const fields = parseFieldSelector(options.fieldSelector ?? '', selectable, {
       clusterScoped: !type.namespaced,
     });
     return (object) => labels(object.metadata.labels) && fields(object);
@@ -393,10 +385,9 @@ export class Objects {
     managedAlready = false,
   ): Written {
     let next: KubeObject;
-    if (subresource === 'finalize') {
-      next = clone(old);
-      const spec = isObject(incoming.spec) ? incoming.spec : {};
-      next.spec = { ...(isObject(old.spec) ? old.spec : {}), finalizers: spec.finalizers ?? [] };
+    const own = subresource === undefined ? undefined : subresourceOf(type, subresource);
+    if (own !== undefined) {
+      next = own.update(old, incoming);
     } else if (subresource === 'status') {
       next = clone(old);
       if ('status' in incoming) next.status = incoming.status;
@@ -456,7 +447,7 @@ export class Objects {
     }
     if (sameContent(old, next)) return { object: old };
     // The last finalizer gone from an object being deleted: it goes now.
-    if (next.metadata.deletionTimestamp !== undefined && !isHeld(next)) {
+    if (next.metadata.deletionTimestamp !== undefined && !isHeld(type, next)) {
       return this.commit(type, old, undefined, options, next);
     }
     return this.commit(type, old, next, options);
@@ -496,7 +487,7 @@ export class Objects {
     if (options.propagationPolicy === 'Orphan' && !finalizers.includes('orphan')) {
       finalizers.push('orphan');
     }
-    if (finalizers.length === 0 && !isHeld(old)) {
+    if (finalizers.length === 0 && !isHeld(type, old)) {
       return this.commit(type, old, undefined, writeOptions, old);
     }
     if (
@@ -509,8 +500,7 @@ export class Objects {
     next.metadata.deletionTimestamp ??= timestamp(this.now());
     next.metadata.deletionGracePeriodSeconds = 0;
     if (finalizers.length > 0) next.metadata.finalizers = finalizers;
-    if (type.kind === 'Namespace')
-      next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+    strategyOf(type)?.beginDelete?.(next);
     return this.commit(type, old, next, writeOptions);
   }
 
@@ -590,10 +580,10 @@ export class Objects {
     old: KubeObject | undefined,
     options: WriteOptions,
   ): KubeObject {
-    this.prepare.get(storageKeyOf(type))?.(object, old);
+    strategyOf(type)?.prepare?.(object, old, this.context);
     const validated =
       type.schema === undefined ? object : this.validateSchema(type, object, options);
-    const causes = metadataCauses(validated);
+    const causes = metadataCauses(validated, BANNED_OWNERS);
     if (causes.length > 0) throw invalid(type, validated.metadata.name ?? '', causes);
     return validated;
   }
@@ -713,11 +703,10 @@ export class Objects {
   }
 }
 
-/** Finalizers keep an object being deleted; a namespace also waits for spec.finalizers. */
-function isHeld(object: KubeObject): boolean {
+/** Finalizers keep an object being deleted, and whatever else its kind's strategy says does. */
+function isHeld(type: ResourceType, object: KubeObject): boolean {
   if ((object.metadata.finalizers ?? []).length > 0) return true;
-  const spec = object.spec as { finalizers?: unknown[] } | undefined;
-  return object.kind === 'Namespace' && (spec?.finalizers ?? []).length > 0;
+  return strategyOf(type)?.holdsDeletion?.(object) === true;
 }
 
 function managerOf(options: WriteOptions): string {
@@ -776,27 +765,6 @@ function conflict(type: ResourceType, name: string): ApiError {
     `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
     { name, group: type.group, kind: type.resource },
   );
-}
-
-/** Field selectors a kind supports beyond metadata.name and metadata.namespace. */
-function fieldsOf(type: ResourceType): Record<string, (o: KubeObject) => string | undefined> {
-  if (type.kind === 'Secret') return { type: (o) => o.type as string | undefined };
-  if (type.kind === 'Namespace') {
-    return { 'status.phase': (o) => (o.status as { phase?: string } | undefined)?.phase };
-  }
-  if (type.kind === 'Event') {
-    const involved = (o: KubeObject) =>
-      (o.involvedObject ?? {}) as Record<string, string | undefined>;
-    return {
-      'involvedObject.kind': (o) => involved(o).kind,
-      'involvedObject.name': (o) => involved(o).name,
-      'involvedObject.namespace': (o) => involved(o).namespace,
-      'involvedObject.uid': (o) => involved(o).uid,
-      reason: (o) => o.reason as string | undefined,
-      type: (o) => o.type as string | undefined,
-    };
-  }
-  return {};
 }
 
 // Continue tokens name the last key served; listing resumes after it.

@@ -1,59 +1,14 @@
 // The resource types the local control plane serves: the built-in kinds, and every kind a
 // registered CustomResourceDefinition defines. Answers discovery from the same table.
+import { BUILTIN_STRATEGIES } from './kinds/index.js';
 import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { PrinterColumn } from './table.js';
 import { ApiError, type KubeObject } from './types.js';
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-function builtin(
-  group: string,
-  version: string,
-  kind: string,
-  resource: string,
-  options: Partial<Pick<ResourceType, 'namespaced' | 'shortNames' | 'hasStatus' | 'nameRule'>> = {},
-): ResourceType {
-  return {
-    group,
-    version,
-    kind,
-    resource,
-    singular: kind.toLowerCase(),
-    listKind: `${kind}List`,
-    namespaced: options.namespaced ?? true,
-    shortNames: options.shortNames ?? [],
-    categories: [],
-    hasStatus: options.hasStatus ?? false,
-    custom: false,
-    nameRule: options.nameRule ?? 'subdomain',
-  };
-}
-
-export const BUILTIN_TYPES: readonly ResourceType[] = [
-  builtin('', 'v1', 'Namespace', 'namespaces', {
-    namespaced: false,
-    shortNames: ['ns'],
-    hasStatus: true,
-    nameRule: 'label',
-  }),
-  builtin('', 'v1', 'Secret', 'secrets'),
-  builtin('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] }),
-  builtin('', 'v1', 'Event', 'events', { shortNames: ['ev'] }),
-  builtin('', 'v1', 'ServiceAccount', 'serviceaccounts', { shortNames: ['sa'] }),
-  builtin('', 'v1', 'ResourceQuota', 'resourcequotas', { shortNames: ['quota'], hasStatus: true }),
-  builtin('', 'v1', 'LimitRange', 'limitranges', { shortNames: ['limits'] }),
-  builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
-  builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', {
-    namespaced: false,
-    shortNames: ['crd', 'crds'],
-    hasStatus: true,
-  }),
-];
-
-export const CRD_TYPE = BUILTIN_TYPES.find(
-  (t) => t.kind === 'CustomResourceDefinition',
-) as ResourceType;
-export const NAMESPACE_TYPE = BUILTIN_TYPES.find((t) => t.kind === 'Namespace') as ResourceType;
+/** The built-in kinds' types, each made by its strategy (kinds/). */
+export const BUILTIN_TYPES: readonly ResourceType[] = BUILTIN_STRATEGIES.map((s) => s.type);
 
 interface CrdVersion {
   name: string;

@@ -6,6 +6,8 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
+import { subresourceOf } from './kinds/index.js';
+import { NAMESPACE_TYPE, namespaceStrategy } from './kinds/namespace.js';
 import { ApiServerMetrics } from './metrics.js';
 import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
 import type { OpenApi } from './openapi.js';
@@ -65,6 +67,12 @@ interface Route {
 }
 
 const FIELD_VALIDATIONS = new Set(['Strict', 'Warn', 'Ignore']);
+
+/** What may follow `namespaces/<name>/` when it names a namespace's subresource, not a resource. */
+const NAMESPACE_SUBRESOURCES: ReadonlySet<string> = new Set([
+  ...(NAMESPACE_TYPE.hasStatus ? ['status'] : []),
+  ...Object.keys(namespaceStrategy.subresources ?? {}),
+]);
 
 export class ApiServer {
   readonly server: Server;
@@ -291,11 +299,11 @@ export class ApiServer {
   private route(group: string, version: string, tail: string[]): Route {
     let namespace: string | undefined;
     let rest = tail;
-    // `namespaces/<ns>/<plural>...` is namespaced; `namespaces/<name>[/status|/finalize]` is a namespace.
+    // `namespaces/<ns>/<plural>...` is namespaced; `namespaces/<name>[/<subresource>]` is a namespace.
     const namespaceItself =
       group === '' &&
       tail[0] === 'namespaces' &&
-      (tail.length <= 2 || (tail.length === 3 && (tail[2] === 'status' || tail[2] === 'finalize')));
+      (tail.length <= 2 || (tail.length === 3 && NAMESPACE_SUBRESOURCES.has(tail[2] as string)));
     if (tail[0] === 'namespaces' && tail.length >= 3 && !namespaceItself) {
       namespace = tail[1];
       rest = tail.slice(2);
@@ -308,8 +316,7 @@ export class ApiServer {
     if (namespace === undefined && type.namespaced && name !== undefined) throw notFoundPath();
     if (subresource !== undefined) {
       const allowed =
-        (subresource === 'status' && type.hasStatus) ||
-        (subresource === 'finalize' && type.kind === 'Namespace' && group === '');
+        subresource === 'status' ? type.hasStatus : subresourceOf(type, subresource) !== undefined;
       if (!allowed) throw notFoundPath();
     }
     return {
@@ -396,7 +403,9 @@ export class ApiServer {
     q: URLSearchParams,
   ): Promise<void> {
     const patchType = patchTypeOf(req.headers['content-type'], { strategic: !route.type.custom });
-    if (route.subresource === 'finalize') throw methodNotAllowed('PATCH');
+    // A kind's own subresources (namespaces' finalize) take PUT only, as on a real server.
+    if (route.subresource !== undefined && route.subresource !== 'status')
+      throw methodNotAllowed('PATCH');
     const body = parseBody(await readBody(req), req.headers['content-type']);
     const options = { ...this.writeOptions(q, req), force: isTrue(q.get('force')) };
     if (patchType === 'apply' && q.get('fieldManager') === null) {

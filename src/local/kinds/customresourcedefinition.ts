@@ -1,10 +1,19 @@
-// CustomResourceDefinitions on the local control plane: what the API server checks when one
-// is written, and the status it reports (names accepted, established).
-import { compileJsonPath } from './jsonpath.js';
-import { invalid, timestamp } from './meta.js';
-import { CRD_TYPE, type Registry } from './registry.js';
-import { checkStructuralSchema } from './schema/structural.js';
-import type { KubeObject, StatusCause } from './types.js';
+// CustomResourceDefinition (apiextensions.k8s.io/v1): what the API server checks when one is
+// written, and the status it reports (names accepted, established). Serving the kinds a CRD
+// defines is the registry's (typesOfCrd); deleting their objects with it is housekeeping's.
+import { compileJsonPath } from '../jsonpath.js';
+import { invalid, timestamp } from '../meta.js';
+import { checkStructuralSchema } from '../schema/structural.js';
+import type { KubeObject, StatusCause } from '../types.js';
+import { builtinType, type KindStrategy, type StrategyContext } from './strategy.js';
+
+export const CRD_TYPE = builtinType(
+  'apiextensions.k8s.io',
+  'v1',
+  'CustomResourceDefinition',
+  'customresourcedefinitions',
+  { namespaced: false, shortNames: ['crd', 'crds'], hasStatus: true },
+);
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
@@ -33,7 +42,7 @@ interface CrdSpec {
 }
 
 /** Every problem the real API server would report for this CRD, as Status causes. */
-export function crdCauses(crd: KubeObject, registry: Registry): StatusCause[] {
+export function crdCauses(crd: KubeObject, context: StrategyContext): StatusCause[] {
   const causes: StatusCause[] = [];
   const bad = (field: string, message: string, reason = 'FieldValueInvalid') =>
     causes.push({ reason, field, message });
@@ -113,7 +122,7 @@ export function crdCauses(crd: KubeObject, registry: Registry): StatusCause[] {
     });
   });
   // Another CRD may not already serve this group and plural under a different name.
-  for (const other of registry.all()) {
+  for (const other of context.servedTypes()) {
     if (other.custom && other.group === group && other.resource === plural) {
       const owner = `${other.resource}.${other.group}`;
       if (owner !== crd.metadata.name)
@@ -124,8 +133,8 @@ export function crdCauses(crd: KubeObject, registry: Registry): StatusCause[] {
 }
 
 /** Validates a CRD being written and sets what the server reports in its status. */
-export function prepareCrd(registry: Registry, crd: KubeObject, old: KubeObject | undefined): void {
-  const causes = crdCauses(crd, registry);
+function prepareCrd(crd: KubeObject, old: KubeObject | undefined, context: StrategyContext): void {
+  const causes = crdCauses(crd, context);
   if (causes.length > 0) throw invalid(CRD_TYPE, crd.metadata.name ?? '', causes);
   const spec = crd.spec as {
     names: Record<string, unknown>;
@@ -174,3 +183,8 @@ export function prepareCrd(registry: Registry, crd: KubeObject, old: KubeObject 
     storedVersions,
   };
 }
+
+export const customResourceDefinitionStrategy: KindStrategy = {
+  type: CRD_TYPE,
+  prepare: prepareCrd,
+};

@@ -1,0 +1,14 @@
+// ConfigMap (core/v1): its data and binaryData together are held to core.MaxSecretSize.
+import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
+import { builtinType, type KindStrategy } from './strategy.js';
+
+const CONFIG_MAP_TYPE = builtinType('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] });
+
+export const configMapStrategy: KindStrategy = {
+  type: CONFIG_MAP_TYPE,
+  prepare(object) {
+    const size = bytesOf(object.data, 'utf8') + bytesOf(object.binaryData, 'base64');
+    // ValidateConfigMap names no field: the whole object is too long.
+    if (size > MAX_DATA_BYTES) throw dataTooLong(CONFIG_MAP_TYPE, object, '');
+  },
+};

@@ -1,0 +1,48 @@
+// Namespace (core/v1): cluster-scoped, named by a DNS label, born Active with the `kubernetes`
+// finalizer in spec, Terminating once deleted until the namespace controller (housekeeping.ts)
+// has emptied it and lifted that finalizer through the `finalize` subresource.
+import { clone, isObject } from '../patch/util.js';
+import type { KubeObject } from '../types.js';
+import { builtinType, type KindStrategy } from './strategy.js';
+
+export const NAMESPACE_TYPE = builtinType('', 'v1', 'Namespace', 'namespaces', {
+  namespaced: false,
+  shortNames: ['ns'],
+  hasStatus: true,
+  nameRule: 'label',
+});
+
+const specFinalizers = (ns: KubeObject | undefined): unknown[] =>
+  (ns?.spec as { finalizers?: unknown[] } | undefined)?.finalizers ?? [];
+
+export const namespaceStrategy: KindStrategy = {
+  type: NAMESPACE_TYPE,
+  selectableFields: {
+    'status.phase': (o) => (o.status as { phase?: string } | undefined)?.phase,
+  },
+  prepare(ns, old) {
+    // Only the finalize subresource changes spec.finalizers, as on a real server.
+    const finalizers =
+      old === undefined
+        ? ['kubernetes']
+        : ((old.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []);
+    ns.spec = { ...((ns.spec as object | undefined) ?? {}), finalizers };
+    if (old === undefined) ns.status = { phase: 'Active' };
+  },
+  subresources: {
+    // `finalize` exists on namespaces only: the one way to change spec.finalizers.
+    finalize: {
+      update(old, incoming) {
+        const next = clone(old);
+        const spec = isObject(incoming.spec) ? incoming.spec : {};
+        next.spec = { ...(isObject(old.spec) ? old.spec : {}), finalizers: spec.finalizers ?? [] };
+        return next;
+      },
+    },
+  },
+  beginDelete(ns) {
+    ns.status = { ...(isObject(ns.status) ? ns.status : {}), phase: 'Terminating' };
+  },
+  // A namespace also waits for spec.finalizers, which the namespace controller lifts.
+  holdsDeletion: (ns) => specFinalizers(ns).length > 0,
+};

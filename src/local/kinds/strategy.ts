@@ -1,0 +1,82 @@
+// The shape of a built-in kind's strategy: everything that sets one kind apart from the generic
+// machinery that serves them all, in one object, as kube-apiserver keeps it per kind in
+// pkg/registry/<group>/<kind>/strategy.go. The machinery (objects.ts, registry.ts, server.ts,
+// the patch engines, the protobuf decoder) reads these fields and knows no kind by name.
+import type { ResourceType } from '../resource-type.js';
+import type { PrinterColumn } from '../table.js';
+import type { KubeObject } from '../types.js';
+
+/** A field selector's value of an object: `GetAttrs`' fields.Set, one getter per field. */
+export type SelectableFields = Readonly<Record<string, (object: KubeObject) => string | undefined>>;
+
+/** What a strategy may ask of the server it runs in. */
+export interface StrategyContext {
+  /** Every type served now, the built-in ones and each CRD's. */
+  servedTypes(): readonly ResourceType[];
+}
+
+/**
+ * A subresource of a kind's own (beyond `status`, which `hasStatus` gives): it takes PUT only,
+ * and makes the next state from the stored object and the body sent.
+ */
+export interface SubresourceStrategy {
+  update(old: KubeObject, incoming: KubeObject): KubeObject;
+}
+
+export interface KindStrategy {
+  /** Names, scope, status subresource, name rule, printer columns: what discovery shows. */
+  readonly type: ResourceType;
+  /**
+   * Field selectors beyond `metadata.name` and `metadata.namespace` (`GetAttrs`,
+   * `SelectableFields`); any other field is refused.
+   */
+  readonly selectableFields?: SelectableFields;
+  /**
+   * `PrepareForCreate`/`PrepareForUpdate` and `Validate`: defaults filled in and checks made on
+   * every create and every update of the object itself (not of a subresource), before schema
+   * and metadata checks; `old` is undefined on create. Throws an ApiError to refuse.
+   */
+  readonly prepare?: (
+    object: KubeObject,
+    old: KubeObject | undefined,
+    context: StrategyContext,
+  ) => void;
+  /** Subresources of the kind's own, by name (namespaces' `finalize`). */
+  readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
+  /** What a delete that has to wait (for finalizers) changes on the object it keeps. */
+  readonly beginDelete?: (object: KubeObject) => void;
+  /** Whether something besides metadata.finalizers keeps an object being deleted. */
+  readonly holdsDeletion?: (object: KubeObject) => boolean;
+  /** apimachinery's BannedOwners: no object may name one of this kind as its owner. */
+  readonly bannedAsOwner?: boolean;
+}
+
+/** The type entry of a built-in kind: the defaults that hold unless the kind says otherwise. */
+export function builtinType(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  options: Partial<
+    Pick<ResourceType, 'namespaced' | 'shortNames' | 'hasStatus' | 'nameRule'> & {
+      /** Served with the CRD table convertor (Name, then these); without, Name and Created At. */
+      printerColumns: readonly PrinterColumn[];
+    }
+  > = {},
+): ResourceType {
+  return {
+    group,
+    version,
+    kind,
+    resource,
+    singular: kind.toLowerCase(),
+    listKind: `${kind}List`,
+    namespaced: options.namespaced ?? true,
+    shortNames: options.shortNames ?? [],
+    categories: [],
+    hasStatus: options.hasStatus ?? false,
+    custom: false,
+    nameRule: options.nameRule ?? 'subdomain',
+    ...(options.printerColumns !== undefined ? { printerColumns: options.printerColumns } : {}),
+  };
+}
