@@ -1,4 +1,5 @@
 // ConfigMap (core/v1): its data and binaryData together are held to core.MaxSecretSize.
+import { MAP } from '../patch/field-types.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -6,6 +7,7 @@ const CONFIG_MAP_TYPE = builtinType('', 'v1', 'ConfigMap', 'configmaps', { short
 
 export const configMapStrategy: KindStrategy = {
   type: CONFIG_MAP_TYPE,
+  fieldTypes: { data: MAP, binaryData: MAP },
   prepare(object) {
     const size = bytesOf(object.data, 'utf8') + bytesOf(object.binaryData, 'base64');
     // ValidateConfigMap names no field: the whole object is too long.

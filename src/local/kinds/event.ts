@@ -1,5 +1,6 @@
 // Event (core/v1): selectable by the object it is about, its reason and type; no object may
 // name an Event as its owner.
+import { STRUCT } from '../patch/field-types.js';
 import type { KubeObject } from '../types.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -17,5 +18,6 @@ export const eventStrategy: KindStrategy = {
     reason: (o) => o.reason as string | undefined,
     type: (o) => o.type as string | undefined,
   },
+  fieldTypes: { involvedObject: STRUCT, source: STRUCT },
   bannedAsOwner: true,
 };

@@ -1,6 +1,7 @@
 // Namespace (core/v1): cluster-scoped, named by a DNS label, born Active with the `kubernetes`
 // finalizer in spec, Terminating once deleted until the namespace controller (housekeeping.ts)
 // has emptied it and lifted that finalizer through the `finalize` subresource.
+import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { clone, isObject } from '../patch/util.js';
 import type { KubeObject } from '../types.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -19,6 +20,14 @@ export const namespaceStrategy: KindStrategy = {
   type: NAMESPACE_TYPE,
   selectableFields: {
     'status.phase': (o) => (o.status as { phase?: string } | undefined)?.phase,
+  },
+  fieldTypes: {
+    spec: STRUCT,
+    // listType=atomic, no patch strategy
+    'spec.finalizers': ATOMIC,
+    status: STRUCT,
+    // patchStrategy:"merge" patchMergeKey:"type" / listType=map listMapKey=type
+    'status.conditions': byKey('type'),
   },
   prepare(ns, old) {
     // Only the finalize subresource changes spec.finalizers, as on a real server.

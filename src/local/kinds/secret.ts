@@ -1,5 +1,6 @@
 // Secret (core/v1): `type` defaults to Opaque and is a field selector; its data is held to
 // core.MaxSecretSize.
+import { MAP } from '../patch/field-types.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -8,6 +9,7 @@ const SECRET_TYPE = builtinType('', 'v1', 'Secret', 'secrets');
 export const secretStrategy: KindStrategy = {
   type: SECRET_TYPE,
   selectableFields: { type: (o) => o.type as string | undefined },
+  fieldTypes: { data: MAP, stringData: MAP },
   prepare(object) {
     object.type ??= 'Opaque';
     // ValidateSecret counts data; stringData is merged into data on a real server, so its

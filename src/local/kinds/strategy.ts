@@ -2,6 +2,7 @@
 // machinery that serves them all, in one object, as kube-apiserver keeps it per kind in
 // pkg/registry/<group>/<kind>/strategy.go. The machinery (objects.ts, registry.ts, server.ts,
 // the patch engines, the protobuf decoder) reads these fields and knows no kind by name.
+import type { ListTypeInfo } from '../patch/field-types.js';
 import type { ResourceType } from '../resource-type.js';
 import type { PrinterColumn } from '../table.js';
 import type { KubeObject } from '../types.js';
@@ -41,6 +42,12 @@ export interface KindStrategy {
     old: KubeObject | undefined,
     context: StrategyContext,
   ) => void;
+  /**
+   * How its lists and maps merge (strategic merge patch) and are owned (server-side apply): its
+   * Go type's `patchStrategy`/`patchMergeKey` tags and `listType` markers, by path. ObjectMeta's
+   * are every kind's already.
+   */
+  readonly fieldTypes?: ListTypeInfo;
   /** Subresources of the kind's own, by name (namespaces' `finalize`). */
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /** What a delete that has to wait (for finalizers) changes on the object it keeps. */

@@ -21,8 +21,9 @@
 // - The reset fields (the ones the status split ignores) default to `status` for the main
 //   resource and `spec` for /status; kinds without a status subresource must say so.
 import { ApiError, badRequest, type KubeObject, type ManagedFieldsEntry } from '../types.js';
-import { type ListTypeInfo, Schema } from './field-types.js';
+import type { ListTypeInfo } from './field-types.js';
 import { type FieldPath, FieldSet, type FieldTree, fieldElement, renderPath } from './fields.js';
+import { Schema } from './kind-schema.js';
 import { compare, createdFields, merge, removeFields, TypedError, toFieldSet } from './typed.js';
 import { clone, deepEqual, isObject, type JsonObject, sortedJson } from './util.js';
 

@@ -2,7 +2,8 @@
 // `patchMergeKey` tags of the built-in API types (which strategic merge patch follows) and
 // their `listType`/`listMapKey` markers (which server-side apply follows, and which the API
 // server derives from the same tags), plus the reading of a CRD schema's x-kubernetes-*
-// extensions into the same shape.
+// extensions into the same shape. The vocabulary only: each built-in kind's table is in its
+// strategy (kinds/), and kind-schema.ts merges and walks them.
 import { isObject } from './util.js';
 
 /**
@@ -34,179 +35,19 @@ export type FieldType =
  */
 export type ListTypeInfo = Readonly<Record<string, FieldType>>;
 
-const ATOMIC = { list: 'atomic' } as const;
-const MAP = { object: 'map' } as const;
-const STRUCT = { object: 'struct', alwaysPresent: true } as const;
-const byKey = (...keys: string[]) => ({ list: 'map', keys }) as const;
+/** `listType=atomic`, or no patch strategy: a list replaced and owned whole. */
+export const ATOMIC = { list: 'atomic' } as const;
+/** `patchStrategy:"merge"` without a key / `listType=set`. */
+export const SET = { list: 'set' } as const;
+/** A Go map (`additionalProperties`): keys are items. */
+export const MAP = { object: 'map' } as const;
+/** A non-pointer struct field of a built-in kind (see FieldType's `alwaysPresent`). */
+export const STRUCT = { object: 'struct', alwaysPresent: true } as const;
+/** `patchMergeKey` / `listType=map` with these `listMapKey`s. */
+export const byKey = (...keys: string[]) => ({ list: 'map', keys }) as const;
 
-/** ObjectMeta, on every kind (custom resources too: the server's own schema for metadata). */
-const OBJECT_META: ListTypeInfo = {
-  'metadata.labels': MAP,
-  'metadata.annotations': MAP,
-  // patchStrategy:"merge" / listType=set
-  'metadata.finalizers': { list: 'set' },
-  // patchStrategy:"merge" patchMergeKey:"uid" / listType=map listMapKey=uid
-  'metadata.ownerReferences': byKey('uid'),
-  'metadata.managedFields': ATOMIC,
-};
-
-/** The built-in kinds the local control plane serves, by `apiVersion/kind`. */
-export const BUILTIN_FIELD_TYPES: Readonly<Record<string, ListTypeInfo>> = {
-  'v1/Namespace': {
-    spec: STRUCT,
-    // listType=atomic, no patch strategy
-    'spec.finalizers': ATOMIC,
-    status: STRUCT,
-    // patchStrategy:"merge" patchMergeKey:"type" / listType=map listMapKey=type
-    'status.conditions': byKey('type'),
-  },
-  'v1/ServiceAccount': {
-    // patchStrategy:"merge" patchMergeKey:"name"
-    secrets: byKey('name'),
-    // No patch strategy on ServiceAccount (only PodSpec's imagePullSecrets merges by name).
-    imagePullSecrets: ATOMIC,
-  },
-  'v1/Secret': { data: MAP, stringData: MAP },
-  'v1/ConfigMap': { data: MAP, binaryData: MAP },
-  'v1/ResourceQuota': {
-    spec: STRUCT,
-    'spec.hard': MAP,
-    'spec.scopes': ATOMIC,
-    'spec.scopeSelector.matchExpressions': ATOMIC,
-    status: STRUCT,
-    'status.hard': MAP,
-    'status.used': MAP,
-  },
-  'v1/LimitRange': {
-    spec: STRUCT,
-    // `Limits []LimitRangeItem json:"limits"`: no patch strategy, so replaced whole.
-    'spec.limits': ATOMIC,
-  },
-  'coordination.k8s.io/v1/Lease': { spec: STRUCT },
-  'v1/Event': { involvedObject: STRUCT, source: STRUCT },
-  'events.k8s.io/v1/Event': { regarding: STRUCT, deprecatedSource: STRUCT },
-};
-
-/** The field types of a kind: ObjectMeta's, the built-in table's, then the caller's. */
-export function fieldTypesOf(
-  apiVersion: unknown,
-  kind: unknown,
-  extra?: ListTypeInfo,
-): ListTypeInfo {
-  const builtin = BUILTIN_FIELD_TYPES[`${String(apiVersion)}/${String(kind)}`] ?? {};
-  return { ...OBJECT_META, ...builtin, ...extra };
-}
-
-export type ObjectKind = 'struct' | 'map' | 'atomic' | 'deduced';
-export type ListKind = 'atomic' | 'set' | { readonly keys: readonly string[] };
-
-/** A position in a kind's schema while walking an object; made and kept by its Schema. */
-export interface SchemaPos {
-  readonly path: string;
-  readonly deduced: boolean;
-}
-
-/** A position with its field type looked up once, and the positions below it kept. */
-interface Pos extends SchemaPos {
-  readonly type: FieldType | undefined;
-  fields?: Map<string, Pos>;
-  star?: Pos;
-  item?: Pos;
-}
-
-/**
- * Positions a schema keeps at most: a kind with no table marks no maps, so objects of made-up
- * (and nested) field names must not grow it without bound. Past it, positions are made afresh.
- */
-const MAX_KEPT_POSITIONS = 4096;
-
-export class Schema {
-  /** Where every walk starts. */
-  readonly root: SchemaPos;
-  private kept = 0;
-
-  constructor(private readonly types: ListTypeInfo) {
-    this.root = this.pos('', false);
-  }
-
-  // Every write asks for its kind's schema; building one merges tables, so keep them.
-  private static readonly plain = new Map<string, Schema>();
-  private static readonly withExtra = new WeakMap<ListTypeInfo, Map<string, Schema>>();
-
-  static of(apiVersion: unknown, kind: unknown, extra?: ListTypeInfo): Schema {
-    const key = `${String(apiVersion)}/${String(kind)}`;
-    let cache = Schema.plain;
-    if (extra !== undefined) {
-      cache = Schema.withExtra.get(extra) ?? new Map<string, Schema>();
-      Schema.withExtra.set(extra, cache);
-    }
-    let schema = cache.get(key);
-    if (schema === undefined) {
-      schema = new Schema(fieldTypesOf(apiVersion, kind, extra));
-      cache.set(key, schema);
-    }
-    return schema;
-  }
-
-  private pos(path: string, deduced: boolean): Pos {
-    const type = deduced || !Object.hasOwn(this.types, path) ? undefined : this.types[path];
-    return { path, deduced, type };
-  }
-
-  objectKind(pos: SchemaPos): ObjectKind {
-    if (pos.deduced) return 'deduced';
-    const t = (pos as Pos).type;
-    return t !== undefined && 'object' in t ? t.object : 'struct';
-  }
-
-  alwaysPresent(pos: SchemaPos): boolean {
-    const t = (pos as Pos).type;
-    return t !== undefined && 'object' in t && t.object === 'struct' && t.alwaysPresent === true;
-  }
-
-  listKind(pos: SchemaPos): ListKind {
-    const t = (pos as Pos).type;
-    if (t === undefined || !('list' in t) || t.list === 'atomic') return 'atomic';
-    return t.list === 'set' ? 'set' : { keys: t.keys };
-  }
-
-  field(pos: SchemaPos, name: string): SchemaPos {
-    const at = pos as Pos;
-    const kind = this.objectKind(at);
-    if (kind === 'map' || kind === 'deduced') {
-      if (at.star !== undefined) return at.star;
-      const star = this.pos(join(at.path, '*'), kind === 'deduced');
-      if (this.keep()) at.star = star;
-      return star;
-    }
-    let child = at.fields?.get(name);
-    if (child === undefined) {
-      child = this.pos(join(at.path, name), false);
-      if (this.keep()) {
-        at.fields ??= new Map();
-        at.fields.set(name, child);
-      }
-    }
-    return child;
-  }
-
-  item(pos: SchemaPos): SchemaPos {
-    const at = pos as Pos;
-    if (at.item !== undefined) return at.item;
-    const item = this.pos(`${at.path}[]`, at.deduced);
-    if (this.keep()) at.item = item;
-    return item;
-  }
-
-  /** Whether one more position may be kept (and counts it). */
-  private keep(): boolean {
-    if (this.kept >= MAX_KEPT_POSITIONS) return false;
-    this.kept++;
-    return true;
-  }
-}
-
-const join = (path: string, name: string) => (path === '' ? name : `${path}.${name}`);
+/** The path of field `name` below `path`, as the tables key it. */
+export const joinPath = (path: string, name: string) => (path === '' ? name : `${path}.${name}`);
 
 /**
  * The field types a CRD's openAPIV3Schema declares: `x-kubernetes-list-type` (`map` with
@@ -225,7 +66,7 @@ export function fieldTypesFromSchema(openAPIV3Schema: unknown): ListTypeInfo {
           ...(Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : []),
         );
       } else if (listType === 'set') {
-        out[path] = { list: 'set' };
+        out[path] = SET;
       } else if (path !== '') {
         out[path] = ATOMIC;
       }
@@ -239,7 +80,7 @@ export function fieldTypesFromSchema(openAPIV3Schema: unknown): ListTypeInfo {
     }
     if (isObject(node.additionalProperties)) {
       out[path] = MAP;
-      walk(node.additionalProperties, join(path, '*'));
+      walk(node.additionalProperties, joinPath(path, '*'));
       return;
     }
     if (
@@ -253,7 +94,7 @@ export function fieldTypesFromSchema(openAPIV3Schema: unknown): ListTypeInfo {
     for (const [name, child] of Object.entries(properties ?? {})) {
       // The server's own ObjectMeta schema governs metadata, whatever the CRD says.
       if (path === '' && name === 'metadata') continue;
-      walk(child, join(path, name));
+      walk(child, joinPath(path, name));
     }
   };
   walk(openAPIV3Schema, '');

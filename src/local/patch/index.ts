@@ -13,14 +13,9 @@ export {
   serverSideApply,
   type UpdateOptions,
 } from './apply.js';
-export {
-  BUILTIN_FIELD_TYPES,
-  type FieldType,
-  fieldTypesFromSchema,
-  fieldTypesOf,
-  type ListTypeInfo,
-} from './field-types.js';
+export { type FieldType, fieldTypesFromSchema, type ListTypeInfo } from './field-types.js';
 export { applyJsonPatch } from './json-patch.js';
+export { fieldTypesOf } from './kind-schema.js';
 export { applyMergePatch } from './merge.js';
 export { applyStrategicMergePatch } from './strategic.js';
 

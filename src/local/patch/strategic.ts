@@ -7,7 +7,8 @@
 // items differ in type, an item without its merge key...) are a 500 there; here they are the
 // caller's 400, with the library's message (ADR 0003).
 import { ApiError, badRequest } from '../types.js';
-import { type ListTypeInfo, Schema, type SchemaPos } from './field-types.js';
+import type { ListTypeInfo } from './field-types.js';
+import { Schema, type SchemaPos } from './kind-schema.js';
 import { clone, goJsonKind, goValue, isObject, type Json, type JsonObject, put } from './util.js';
 
 const DIRECTIVE = '$patch';

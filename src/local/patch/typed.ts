@@ -1,7 +1,7 @@
 // structured-merge-diff's walks over an object with its field types: the set of fields a
 // value sets (ToFieldSet), what changed between two values (Compare), the merge of an
 // applied configuration into the live object (Merge) and the removal of owned fields.
-import type { Schema, SchemaPos } from './field-types.js';
+
 import {
   type FieldPath,
   FieldSet,
@@ -12,6 +12,7 @@ import {
   renderPath,
   valueElement,
 } from './fields.js';
+import type { Schema, SchemaPos } from './kind-schema.js';
 import { deepEqual, isObject, type Json, type JsonObject, put } from './util.js';
 
 /** A value that does not fit its field types (an associative list item without its key). */

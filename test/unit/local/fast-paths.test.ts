@@ -5,12 +5,12 @@
 // zlib's CRC-32 against the JavaScript one; schema positions past the bound of those kept.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Schema } from '../../../src/local/patch/field-types.js';
 import {
   type ListTypeInfo,
   recordUpdate,
   type UpdateOptions,
 } from '../../../src/local/patch/index.js';
+import { Schema } from '../../../src/local/patch/kind-schema.js';
 import { clone, sameJson } from '../../../src/local/patch/util.js';
 import { crc32, crc32Js } from '../../../src/local/storage/crc32.js';
 import type { KubeObject } from '../../../src/local/types.js';
