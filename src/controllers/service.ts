@@ -85,7 +85,7 @@ import type {
   ServiceProvisioner,
   ServiceTarget,
 } from './provisioners/service-types.js';
-import { WebhookProvisioner } from './provisioners/webhook.js';
+import { WebhookProvisioner } from './provisioners/webhook/index.js';
 import {
   indexSpecifications,
   type SpecificationInformer,

@@ -22,7 +22,7 @@ import {
 } from '../domain/status.js';
 import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
 import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
-import { SIGNING_KEY } from './provisioners/webhook.js';
+import { SIGNING_KEY } from './provisioners/webhook/index.js';
 
 /** Index of the ServiceSpecification informer: spec.id. */
 export const SPEC_ID_INDEX = 'specification-id';

@@ -10,7 +10,7 @@ import {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   verifySignature,
-} from '../../src/controllers/provisioners/webhook.js';
+} from '../../src/controllers/provisioners/webhook/index.js';
 import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/service.js';
 import { RawSpecifications } from '../../src/controllers/specification.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';

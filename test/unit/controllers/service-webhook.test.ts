@@ -8,7 +8,7 @@ import {
   sign,
   verifySignature,
   webhookPayload,
-} from '../../../src/controllers/provisioners/webhook.js';
+} from '../../../src/controllers/provisioners/webhook/index.js';
 
 const now = new Date('2025-06-01T12:00:00Z');
 const ts = String(Math.floor(now.getTime() / 1000));

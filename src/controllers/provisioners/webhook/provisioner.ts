@@ -1,0 +1,74 @@
+// The `webhook` provisioner of services: one signed JSON POST per call to the URL its
+// ServiceSpecification names (protocol.ts says what is sent and how the answer reads,
+// signing.ts how it is signed, http.ts how it travels). A call that cannot be signed is not
+// sent: the provider must never see it unsigned.
+import { readSecret } from '../../../domain/services/secrets.js';
+import type { Kube } from '../../../kube/index.js';
+import type {
+  ProviderEndpoint,
+  ServiceProgress,
+  ServiceProvisioner,
+  ServiceTarget,
+} from '../service-types.js';
+import { describeFailure, post, type WebhookHttpAnswer } from './http.js';
+import { interpret, webhookPayload } from './protocol.js';
+import { SIGNATURE_HEADER, SIGNING_KEY, sign, TIMESTAMP_HEADER } from './signing.js';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+interface WebhookOptions {
+  /** Deadline of one call, connection to last byte. */
+  readonly timeoutMs?: number;
+  readonly now?: () => Date;
+}
+
+export class WebhookProvisioner implements ServiceProvisioner {
+  readonly type = 'webhook';
+  private readonly timeoutMs: number;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly kube: Pick<Kube, 'resource'>,
+    options: WebhookOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  ensure(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
+    return this.call(target, endpoint);
+  }
+
+  remove(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
+    return this.call({ ...target, action: 'delete' }, endpoint);
+  }
+
+  private async call(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
+    const body = JSON.stringify(webhookPayload(target));
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'nrn-operator',
+    };
+    if (endpoint.signingSecret !== undefined) {
+      const secret = await readSecret(this.kube, endpoint.namespace, endpoint.signingSecret);
+      const key = secret?.[SIGNING_KEY];
+      if (key === undefined || key === '') {
+        // The specification reports this too; until it is fixed nothing may be sent unsigned.
+        return {
+          state: 'unavailable',
+          message: `signing secret ${endpoint.namespace}/${endpoint.signingSecret} of specification ${endpoint.specification} ${secret === undefined ? 'does not exist' : `has no key "${SIGNING_KEY}"`}`,
+        };
+      }
+      const timestamp = String(Math.floor(this.now().getTime() / 1000));
+      headers[TIMESTAMP_HEADER] = timestamp;
+      headers[SIGNATURE_HEADER] = sign(key, timestamp, body);
+    }
+    let answer: WebhookHttpAnswer;
+    try {
+      answer = await post(endpoint.url, headers, body, this.timeoutMs);
+    } catch (error) {
+      return { state: 'unavailable', message: `provider unreachable: ${describeFailure(error)}` };
+    }
+    return interpret(answer, target.action, this.now());
+  }
+}
