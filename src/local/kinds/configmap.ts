@@ -1,9 +1,18 @@
 // ConfigMap (core/v1): its data and binaryData together are held to core.MaxSecretSize.
 import { MAP } from '../patch/field-types.js';
+import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const CONFIG_MAP_TYPE = builtinType('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] });
+
+/** Its generated.proto message, field by field. */
+const configMapMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [4, one('immutable', 'bool', true)],
+  [2, map('data', 'string')],
+  [3, map('binaryData', 'bytes')],
+]);
 
 export const configMapStrategy: KindStrategy = {
   type: CONFIG_MAP_TYPE,
@@ -13,4 +22,5 @@ export const configMapStrategy: KindStrategy = {
     // ValidateConfigMap names no field: the whole object is too long.
     if (size > MAX_DATA_BYTES) throw dataTooLong(CONFIG_MAP_TYPE, object, '');
   },
+  protobuf: configMapMessage,
 };

@@ -3,6 +3,7 @@
 // has emptied it and lifted that finalizer through the `finalize` subresource.
 import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { clone, isObject } from '../patch/util.js';
+import { list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import type { KubeObject } from '../types.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -15,6 +16,30 @@ export const NAMESPACE_TYPE = builtinType('', 'v1', 'Namespace', 'namespaces', {
 
 const specFinalizers = (ns: KubeObject | undefined): unknown[] =>
   (ns?.spec as { finalizers?: unknown[] } | undefined)?.finalizers ?? [];
+
+const namespaceCondition = new MessageSpec([
+  [1, one('type', 'string', true)],
+  [2, one('status', 'string', true)],
+  [4, one('lastTransitionTime', 'time')],
+  [5, one('reason', 'string')],
+  [6, one('message', 'string')],
+]);
+
+/** Its generated.proto message, field by field. */
+const namespaceMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('spec', new MessageSpec([[1, list('finalizers', 'string')]]))],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, one('phase', 'string')],
+        [2, list('conditions', namespaceCondition)],
+      ]),
+    ),
+  ],
+]);
 
 export const namespaceStrategy: KindStrategy = {
   type: NAMESPACE_TYPE,
@@ -54,4 +79,5 @@ export const namespaceStrategy: KindStrategy = {
   },
   // A namespace also waits for spec.finalizers, which the namespace controller lifts.
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
+  protobuf: namespaceMessage,
 };

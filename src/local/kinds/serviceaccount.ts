@@ -1,6 +1,22 @@
 // ServiceAccount (core/v1): nothing beyond the generic rules but its merge keys.
 import { ATOMIC, byKey } from '../patch/field-types.js';
+import {
+  list,
+  localObjectReference,
+  MessageSpec,
+  objectMeta,
+  objectReference,
+  one,
+} from '../protobuf-messages.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+
+/** Its generated.proto message, field by field. */
+const serviceAccountMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, list('secrets', objectReference)],
+  [3, list('imagePullSecrets', localObjectReference)],
+  [4, one('automountServiceAccountToken', 'bool', true)],
+]);
 
 export const serviceAccountStrategy: KindStrategy = {
   type: builtinType('', 'v1', 'ServiceAccount', 'serviceaccounts', { shortNames: ['sa'] }),
@@ -10,4 +26,5 @@ export const serviceAccountStrategy: KindStrategy = {
     // No patch strategy on ServiceAccount (only PodSpec's imagePullSecrets merges by name).
     imagePullSecrets: ATOMIC,
   },
+  protobuf: serviceAccountMessage,
 };

@@ -3,6 +3,7 @@
 // pkg/registry/<group>/<kind>/strategy.go. The machinery (objects.ts, registry.ts, server.ts,
 // the patch engines, the protobuf decoder) reads these fields and knows no kind by name.
 import type { ListTypeInfo } from '../patch/field-types.js';
+import type { MessageSpec } from '../protobuf-messages.js';
 import type { ResourceType } from '../resource-type.js';
 import type { PrinterColumn } from '../table.js';
 import type { KubeObject } from '../types.js';
@@ -48,6 +49,11 @@ export interface KindStrategy {
    * are every kind's already.
    */
   readonly fieldTypes?: ListTypeInfo;
+  /**
+   * Its Go type's protobuf message (generated.proto), so that kubectl's protobuf bodies of it
+   * decode; without one, such a body is refused with 415.
+   */
+  readonly protobuf?: MessageSpec;
   /** Subresources of the kind's own, by name (namespaces' `finalize`). */
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /** What a delete that has to wait (for finalizers) changes on the object it keeps. */
