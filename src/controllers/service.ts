@@ -93,7 +93,7 @@ import {
   SpecificationReconciler,
   specificationById,
   specificationUsable,
-} from './specification.js';
+} from './specification/index.js';
 
 export const SERVICE_FINALIZER = `${GROUP}/service-cleanup`;
 /** Index of the Service informer: spec.specification_id. */

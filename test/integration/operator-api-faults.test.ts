@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawServices } from '../../src/controllers/service.js';
-import { RawSpecifications } from '../../src/controllers/specification.js';
+import { RawSpecifications } from '../../src/controllers/specification/index.js';
 import { connect, type Kube, Namespaces, Scopes, Secrets } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import {

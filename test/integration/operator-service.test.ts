@@ -12,7 +12,7 @@ import {
   verifySignature,
 } from '../../src/controllers/provisioners/webhook/index.js';
 import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/service.js';
-import { RawSpecifications } from '../../src/controllers/specification.js';
+import { RawSpecifications } from '../../src/controllers/specification/index.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';

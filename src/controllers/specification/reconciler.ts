@@ -2,62 +2,30 @@
 // checks that a webhook's signing Secret exists and holds a key, settles which of several
 // specifications claiming one id owns it (the oldest), and reports Ready when usable.
 import type { Logger } from 'pino';
-import type { z } from 'zod';
-import {
-  type ServiceSpecificationSpec,
-  type ServiceSpecificationStatus,
-  ServiceSpecificationSpec as SpecificationSchema,
-} from '../api/index.js';
-import { claimantKeys, claimOwner, claimOwnerKey } from '../domain/claims.js';
-import type { EventRecorder } from '../domain/event-recorder.js';
-import { rawKind, readByKey, specProblems } from '../domain/lifecycle.js';
-import type { SchemaCache } from '../domain/services/attributes.js';
-import { readSecret } from '../domain/services/secrets.js';
+import { ServiceSpecificationSpec as SpecificationSchema } from '../../api/index.js';
+import { claimantKeys, claimOwnerKey } from '../../domain/claims.js';
+import type { EventRecorder } from '../../domain/event-recorder.js';
+import { readByKey, specProblems } from '../../domain/lifecycle.js';
+import type { SchemaCache } from '../../domain/services/attributes.js';
+import { readSecret } from '../../domain/services/secrets.js';
 import {
   commitStatus,
-  condition,
   type HealthReport,
   healthStatus,
   READY_TRANSITIONS,
-} from '../domain/status.js';
-import type { Informer, Kube, KubeObject, ResourceClient } from '../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../runtime/index.js';
-import { SIGNING_KEY } from './provisioners/webhook/index.js';
+} from '../../domain/status.js';
+import type { Kube, KubeObject, ResourceClient } from '../../kube/index.js';
+import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import { SIGNING_KEY } from '../provisioners/webhook/index.js';
+import {
+  RawSpecifications,
+  SPEC_ID_INDEX,
+  type SpecificationInformer,
+  type SpecificationStatusBlock,
+} from './resources.js';
 
-/** Index of the ServiceSpecification informer: spec.id. */
-export const SPEC_ID_INDEX = 'specification-id';
 /** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
 const SECRET_RECHECK_MS = 5000;
-
-export const RawSpecifications = rawKind('ServiceSpecification', 'servicespecifications');
-
-type SpecificationStatusBlock = z.infer<typeof ServiceSpecificationStatus>;
-export type SpecificationObject = KubeObject<ServiceSpecificationSpec, SpecificationStatusBlock>;
-export type SpecificationInformer = Informer<ServiceSpecificationSpec, SpecificationStatusBlock>;
-
-export function indexSpecifications(informer: SpecificationInformer): void {
-  informer.addIndex(SPEC_ID_INDEX, (s) => (s.spec ? [s.spec.id] : []));
-}
-
-/** The specification that owns `id`: the oldest valid one claiming it. */
-export function specificationById(
-  informer: SpecificationInformer,
-  id: string,
-): SpecificationObject | undefined {
-  return claimOwner(informer, SPEC_ID_INDEX, id);
-}
-
-/**
- * Whether services may use it: Ready for its current generation. Otherwise the reason, in
- * words, for the service's message.
- */
-export function specificationUsable(spec: SpecificationObject): true | string {
-  const ready = condition(spec.status?.conditions, 'Ready');
-  if (ready === undefined || spec.status?.observedGeneration !== spec.metadata.generation) {
-    return 'is not checked yet';
-  }
-  return ready.status === 'True' ? true : `is not ready: ${ready.message}`;
-}
 
 export interface SpecificationReconcilerOptions {
   readonly kube: Pick<Kube, 'resource'>;
