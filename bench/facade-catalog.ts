@@ -1,4 +1,4 @@
-// Micro-benchmark of the facade's service catalog (src/facade/catalog.ts): 100,000 services over
+// Micro-benchmark of the facade's service catalog (src/facade/catalog/): 100,000 services over
 // an NRN tree of 10 organizations x 10 accounts x 10 namespaces x 10 applications, owned at
 // every level, some linkable elsewhere; build time, heap the catalog adds per service, and the
 // latency of GET /service's queries.
@@ -13,7 +13,7 @@ import {
   ServiceCatalog,
   type ServiceObject,
   type SpecificationObject,
-} from '../src/facade/catalog.js';
+} from '../src/facade/catalog/index.js';
 import { mulberry32 } from './support/random.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);

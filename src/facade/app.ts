@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { CreateScopeRequest, describeIssues, ListServicesQuery } from '../api/index.js';
 import { jsonDepthExceeds } from '../util/json-depth.js';
 import type { Access, Authenticator, Caller } from './auth.js';
-import { type CatalogEntry, type ServiceCatalog, withSecretValues } from './catalog.js';
+import { type CatalogEntry, type ServiceCatalog, withSecretValues } from './catalog/index.js';
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
 import { kubeFailure, UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';

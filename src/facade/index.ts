@@ -22,7 +22,7 @@ import {
 } from '../kube/index.js';
 import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
-import { ServiceCatalog } from './catalog.js';
+import { ServiceCatalog } from './catalog/index.js';
 import { ScopeStore } from './scopes.js';
 import { readTlsPair, reloadTls, type TlsFiles } from './tls.js';
 

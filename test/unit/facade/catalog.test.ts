@@ -15,15 +15,15 @@ import {
 } from '../../../src/api/index.js';
 import {
   type CatalogQuery,
-  hiddenAttributes,
   ServiceCatalog,
   type ServiceCatalogOptions,
   type ServiceObject,
   type SpecificationObject,
-  serviceItem,
   type WatchedKind,
   withSecretValues,
-} from '../../../src/facade/catalog.js';
+} from '../../../src/facade/catalog/index.js';
+import { serviceItem } from '../../../src/facade/catalog/render.js';
+import { hiddenAttributes } from '../../../src/facade/catalog/secrets.js';
 
 const SPEC_ID = '11111111-1111-4111-8111-111111111111';
 const OTHER_SPEC_ID = '22222222-2222-4222-8222-222222222222';

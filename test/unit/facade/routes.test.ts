@@ -14,7 +14,7 @@ import {
 } from '../../../src/api/index.js';
 import { buildFacade, MAX_BODY_DEPTH } from '../../../src/facade/app.js';
 import { StaticAuthenticator } from '../../../src/facade/auth.js';
-import { ServiceCatalog, type ServiceObject } from '../../../src/facade/catalog.js';
+import { ServiceCatalog, type ServiceObject } from '../../../src/facade/catalog/index.js';
 import { FacadeError } from '../../../src/facade/errors.js';
 import { openApiDocument } from '../../../src/facade/openapi.js';
 import type { ScopeStore } from '../../../src/facade/scopes.js';
