@@ -1,7 +1,7 @@
 // The rendered-page cache of GET /service: kept on the second ask at one catalog version,
 // dropped whole when the version moves, bounded in pages and bytes (least recently used first).
 import { describe, expect, it } from 'vitest';
-import { PageCache } from '../../../src/facade/pages.js';
+import { PageCache } from '../../../src/facade/endpoints/list-services/pages.js';
 
 const page = (text: string) => Buffer.from(text);
 

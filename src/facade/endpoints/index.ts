@@ -1,0 +1,8 @@
+// The facade's endpoints, in the order they are served and documented: a new endpoint is a
+// folder beside these (route.ts, openapi.ts, index.ts) and a line here.
+import { createScope } from './create-scope/index.js';
+import type { Endpoint } from './endpoint.js';
+import { getScope } from './get-scope/index.js';
+import { listServices } from './list-services/index.js';
+
+export const ENDPOINTS: readonly Endpoint[] = [listServices, createScope, getScope];
