@@ -13,7 +13,7 @@ import type { FacadeAddress } from './main.js';
  * exit 1: src/main has closed what it had started, so the process ends.
  */
 async function startOrExplain(command: string, start: () => Promise<number>): Promise<number> {
-  const { StartupError } = await import('./main.js');
+  const { StartupError } = await import('./parts.js');
   try {
     return await start();
   } catch (error) {

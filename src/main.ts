@@ -1,5 +1,6 @@
-// Wires the long-running processes: config -> logger -> control plane -> operator and its
-// metrics server -> facade, and the signals that stop them.
+// The two long-running commands as parts started in order: `local` (API server, client, CRDs,
+// metrics, operator, facade) and `run` (client, metrics, operator, facade), and how a failure
+// of each part is named by the flag that fixes it.
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -25,8 +26,8 @@ import {
   OperatorMetrics,
   startObservabilityServer,
 } from './observability.js';
-import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, type Operator, startOperator } from './operator.js';
-import { stopOnSignal } from './runtime/index.js';
+import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from './operator.js';
+import { messageOf, Parts } from './parts.js';
 
 /** Where /metrics, /healthz and /readyz listen; unset parts take the defaults. */
 export interface MetricsAddress {
@@ -59,55 +60,58 @@ export interface LocalOptions {
 export async function runLocal(options: LocalOptions): Promise<number> {
   const log = createLogger();
   const dataDir = resolve(options.dataDir);
-  const rollback = new Rollback();
-  const plane = await step(
-    rollback,
-    (error) => dataDirOrPort(error, options.dataDir, options.apiPort),
+  // Stopped in reverse: callers (facade, operator) before the API server they need.
+  const parts = new Parts();
+  const plane = await parts.start(
+    'API server',
     () => startControlPlane({ dataDir, port: options.apiPort, host: options.host, log }),
+    {
+      describe: (error) => dataDirOrPort(error, options.dataDir, options.apiPort),
+      close: (p) => () => p.close(),
+    },
   );
-  rollback.push(() => plane.close());
-  const parts = ['API server'];
+  const running = ['API server'];
   let kube: Kube | undefined;
-  let operator: Operator | undefined;
   let observability: ObservabilityServer | undefined;
   let facade: Facade | undefined;
   if (options.operator || options.facade !== undefined) {
     // Through the kubeconfig, as against any cluster: neither reaches into src/local.
-    kube = await step(rollback, undefined, () =>
-      connect({ kubeconfigPath: plane.kubeconfigPath, log }),
+    const connected = await parts.start(
+      'client',
+      () => connect({ kubeconfigPath: plane.kubeconfigPath, log }),
+      { close: (k) => () => k.close() },
     );
-    const connected = kube;
-    rollback.push(() => connected.close());
-    await step(rollback, undefined, () => applyCrds(connected));
+    kube = connected;
+    await parts.start('CRDs', () => applyCrds(connected));
   }
   if (options.operator && kube !== undefined) {
+    const connected = kube;
     const metrics = new OperatorMetrics();
     if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
     const address = options.metrics;
     if (address !== undefined) {
-      const started = await step(
-        rollback,
-        (error) => portFailure(error, '--metrics-port', address.port),
+      observability = await parts.start(
+        'metrics',
         () => startObservabilityServer({ metrics, log, ...address }),
+        {
+          describe: (error) => portFailure(error, '--metrics-port', address.port),
+          close: (o) => () => o.close(),
+        },
       );
-      observability = started;
-      rollback.push(() => started.close());
     }
-    const connected = kube;
-    const started = await step(rollback, undefined, () =>
-      startOperator({
-        kube: connected,
-        log,
-        namespace: DEFAULT_OPERATOR_NAMESPACE,
-        leaderElection: true,
-        metrics,
-      }),
+    await parts.start(
+      'operator',
+      () =>
+        startOperator({
+          kube: connected,
+          log,
+          namespace: DEFAULT_OPERATOR_NAMESPACE,
+          leaderElection: true,
+          metrics,
+        }),
+      { close: (operator) => () => operator.stop() },
     );
-    operator = started;
-    rollback.push(async () => {
-      await started.stop();
-    });
-    parts.push('operator');
+    running.push('operator');
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
   }
@@ -115,9 +119,8 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   if (options.facade !== undefined && kube !== undefined) {
     const address = options.facade;
     const connected = kube;
-    const auth = await step(
-      rollback,
-      (error) => fileFailure(error, '--facade-token-file', address.tokenFile),
+    const auth = await parts.start(
+      'facade auth',
       () =>
         address.auth === undefined || address.auth === 'static'
           ? localTokenAuth(dataDir, address.tokenFile)
@@ -125,8 +128,9 @@ export async function runLocal(options: LocalOptions): Promise<number> {
               authenticator: a,
               tokenPath: undefined,
             })),
+      { describe: (error) => fileFailure(error, '--facade-token-file', address.tokenFile) },
     );
-    facade = await startFacadeStep(rollback, address, {
+    facade = await startFacadePart(parts, address, {
       kube: connected,
       log,
       auth: auth.authenticator,
@@ -134,26 +138,17 @@ export async function runLocal(options: LocalOptions): Promise<number> {
     });
     if (auth.tokenPath !== undefined) tokenAt = ` (token in ${auth.tokenPath})`;
   }
+  // Listening before the ready line: whoever reads it may signal at once (tests, scripts).
+  const stopped = parts.stopOnSignal(log);
   // KUBECONFIG stays last: test/support (and scripts) read the path after it to the line's end.
   const metricsAt = observability !== undefined ? `; metrics at ${observability.url}` : '';
   const facadeAt = facade !== undefined ? `; facade at ${facade.url}${tokenAt}` : '';
   process.stdout.write(
-    `nrn-operator local ready: ${parts.join(', ')} at ${plane.url}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
+    `nrn-operator local ready: ${running.join(', ')} at ${plane.url}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
   );
-  const signal = await new Promise<NodeJS.Signals>((done) => {
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
-  log.info({ signal }, 'stopping');
-  // Callers first, then the operator: both still need the API server, which goes last.
-  await facade?.close();
-  const clean = (await operator?.stop()) ?? true;
-  await observability?.close();
-  kube?.close();
-  await plane.close();
-  if (!clean) log.warn('operator did not drain in time');
-  log.info('stopped');
-  return 0;
+  const clean = await stopped;
+  log.info({ clean }, 'stopped');
+  return clean ? 0 : 1;
 }
 
 /**
@@ -212,21 +207,23 @@ export interface RunOptions {
 /** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
 export async function runOperator(options: RunOptions): Promise<number> {
   const log: Logger = createLogger();
-  const rollback = new Rollback();
-  const kube = await step(
-    rollback,
-    (error) =>
-      options.kubeconfig !== undefined
-        ? `--kubeconfig ${options.kubeconfig} cannot be used: ${messageOf(error)}`
-        : undefined,
+  const parts = new Parts();
+  const kube = await parts.start(
+    'client',
     () =>
       connect({
         log,
         ...(options.kubeconfig !== undefined ? { kubeconfigPath: options.kubeconfig } : {}),
         ...(options.context !== undefined ? { context: options.context } : {}),
       }),
+    {
+      describe: (error) =>
+        options.kubeconfig !== undefined
+          ? `--kubeconfig ${options.kubeconfig} cannot be used: ${messageOf(error)}`
+          : undefined,
+      close: (k) => () => k.close(),
+    },
   );
-  rollback.push(() => kube.close());
   // Never the kubeconfig's namespace: every replica must find the same Lease and id counter,
   // whatever context each was started with.
   const namespace = options.namespace ?? process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE;
@@ -234,33 +231,34 @@ export async function runOperator(options: RunOptions): Promise<number> {
   let facade: Facade | undefined;
   if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
   // Before the operator, so that /healthz answers (and /readyz says 503) while it lists.
-  const observability = await step(
-    rollback,
-    (error) => portFailure(error, '--metrics-port', options.metrics.port),
+  await parts.start(
+    'metrics',
     () => startObservabilityServer({ metrics, log, ...options.metrics }),
+    {
+      describe: (error) => portFailure(error, '--metrics-port', options.metrics.port),
+      close: (o) => () => o.close(),
+    },
   );
-  rollback.push(() => observability.close());
-  const operator = await step(rollback, undefined, () =>
-    startOperator({
-      kube,
-      log,
-      namespace,
-      metrics,
-      leaderElection: options.leaderElection,
-      ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
-    }),
+  // Its stop() turns /readyz to 503 while it drains.
+  await parts.start(
+    'operator',
+    () =>
+      startOperator({
+        kube,
+        log,
+        namespace,
+        metrics,
+        leaderElection: options.leaderElection,
+        ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
+      }),
+    { close: (operator) => () => operator.stop() },
   );
-  rollback.push(async () => {
-    await operator.stop();
-  });
   if (options.facade !== undefined) {
     const address = options.facade;
-    const auth = await step(
-      rollback,
-      (error) => fileFailure(error, '--facade-token-file', address.tokenFile),
-      () => authenticator(address, kube),
-    );
-    facade = await startFacadeStep(rollback, address, {
+    const auth = await parts.start('facade auth', () => authenticator(address, kube), {
+      describe: (error) => fileFailure(error, '--facade-token-file', address.tokenFile),
+    });
+    facade = await startFacadePart(parts, address, {
       kube,
       log,
       auth,
@@ -268,82 +266,24 @@ export async function runOperator(options: RunOptions): Promise<number> {
       ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
     });
   }
-  // The operator, not its manager: its stop() also turns /readyz to 503 while it drains.
-  const { clean } = await stopOnSignal(
-    {
-      stop: async () => {
-        await facade?.close();
-        return operator.stop();
-      },
-    },
-    { log },
-  );
-  await observability.close();
-  kube.close();
-  return clean ? 0 : 1;
-}
-
-/**
- * A start-up failure the user fixes with a flag: its message is one line naming the flag and its
- * value, that src/cli prints alone (no stack) after everything started before it was closed.
- */
-export class StartupError extends Error {
-  override readonly name = 'StartupError';
-}
-
-/** What a start-up has started so far, closed newest first when a later part fails. */
-class Rollback {
-  private readonly closers: (() => void | Promise<void>)[] = [];
-
-  push(close: () => void | Promise<void>): void {
-    this.closers.push(close);
-  }
-
-  async run(): Promise<void> {
-    // Each closer runs even when one before it fails: whatever is left open keeps the process up.
-    for (const close of this.closers.reverse())
-      await Promise.resolve()
-        .then(close)
-        .catch(() => {});
-  }
-}
-
-/**
- * One start-up step: when it fails, what started before it is closed, and the failure becomes a
- * StartupError with `describe`'s line (the error's own message when it names no flag).
- */
-async function step<T>(
-  rollback: Rollback,
-  describe: ((error: unknown) => string | undefined) | undefined,
-  start: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await start();
-  } catch (error) {
-    await rollback.run();
-    if (error instanceof StartupError) throw error;
-    throw new StartupError(describe?.(error) ?? messageOf(error), { cause: error });
-  }
+  return (await parts.stopOnSignal(log)) ? 0 : 1;
 }
 
 /** The facade, its TLS files read first so that a bad one is named by its own flag, not the port's. */
-async function startFacadeStep(
-  rollback: Rollback,
+async function startFacadePart(
+  parts: Parts,
   address: FacadeAddress,
   options: Pick<FacadeOptions, 'kube' | 'log' | 'auth' | 'namespace' | 'baseDomain'>,
 ): Promise<Facade> {
   const tls = address.tls;
   if (tls !== undefined) {
-    await step(
-      rollback,
-      (error) => tlsFailure(error, tls),
-      () => readTlsPair(tls),
-    );
+    await parts.start('facade TLS', () => readTlsPair(tls), {
+      describe: (error) => tlsFailure(error, tls),
+    });
   }
   const port = address.port ?? DEFAULT_FACADE_PORT;
-  const facade = await step(
-    rollback,
-    (error) => portFailure(error, '--facade-port', port),
+  return parts.start(
+    'facade',
     () =>
       startFacade({
         ...options,
@@ -351,12 +291,13 @@ async function startFacadeStep(
         port,
         ...(tls !== undefined ? { tls } : {}),
       }),
+    {
+      describe: (error) => portFailure(error, '--facade-port', port),
+      close: (f) => () => f.close(),
+    },
   );
-  rollback.push(() => facade.close());
-  return facade;
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;
 
 /** A listener that could not bind, named by its flag; undefined for any other failure. */

@@ -10,7 +10,7 @@ import type { ControllerMetrics, ReconcileOutcome } from './runtime/index.js';
 export const DEFAULT_METRICS_HOST = '127.0.0.1';
 export const DEFAULT_METRICS_PORT = 8081;
 
-const OUTCOMES: readonly ReconcileOutcome[] = ['success', 'requeue', 'error', 'terminal'];
+const OUTCOMES: readonly ReconcileOutcome[] = ['success', 'requeue', 'error', 'stalled'];
 
 /** What the metrics read of a running operator at scrape time. */
 export interface ObservedOperator {
@@ -47,13 +47,13 @@ export class OperatorMetrics implements ControllerMetrics {
     const registers = [this.registry];
     this.reconciles = new Counter({
       name: 'nrn_reconcile_total',
-      help: 'Reconciles by controller and outcome (success, requeue, error, terminal).',
+      help: 'Reconciles by controller and outcome (success, requeue, error, stalled).',
       labelNames: ['controller', 'outcome'],
       registers,
     });
     this.errors = new Counter({
       name: 'nrn_reconcile_errors_total',
-      help: 'Reconciles that failed, retried or terminal.',
+      help: 'Reconciles that failed and are retried (a Stalled object is counted under reconcile_total outcome=stalled).',
       labelNames: ['controller'],
       registers,
     });
@@ -162,7 +162,7 @@ export class OperatorMetrics implements ControllerMetrics {
   }): void {
     const { controller, outcome } = sample;
     this.reconciles.inc({ controller, outcome });
-    if (outcome === 'error' || outcome === 'terminal') this.errors.inc({ controller });
+    if (outcome === 'error') this.errors.inc({ controller });
     this.durations.observe({ controller }, sample.durationMs / 1000);
   }
 

@@ -1,36 +1,26 @@
-// The operator assembled: informers over the kinds it reads (caching them without what no
-// reconciler reads: managedFields, kubectl's last-applied copy), the Application and Scope
-// controllers with the namespace provisioner, the Service and ServiceSpecification
-// controllers with the webhook provisioner, and the runtime Manager that runs them (behind
-// Lease-based leader election unless told otherwise), and what it shows to metrics.
+// The composition root of the operator: every kind's setup function given one context, and
+// what they return (informers, controllers) run by one Manager behind Lease-based leader
+// election unless told otherwise, beside the Event recorder they share; and what it shows to
+// metrics. A new kind is one line in KINDS.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { allCrds } from './api/index.js';
-import { ApplicationReconciler } from './controllers/application.js';
-import { NamespaceProvisioner } from './controllers/provisioners/namespace.js';
-import { ScopeReconciler, scopeKeyOfChild } from './controllers/scope/reconciler.js';
+import { setupApplications } from './controllers/application/setup.js';
+import { setupScopes } from './controllers/scope/setup.js';
 import { serviceControllers } from './controllers/service.js';
-import { indexApplications } from './domain/applications.js';
+import type { KindSetup, SetupContext } from './controllers/setup.js';
 import { EventRecorder } from './domain/event-recorder.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names.js';
-import { IdAllocator } from './domain/scopes/id-allocator.js';
-import { indexScopes } from './domain/scopes/index.js';
+import { DEFAULT_BASE_DOMAIN } from './domain/names.js';
 import {
-  Applications,
   defineResource,
   isAlreadyExists,
   type Kube,
-  LimitRanges,
   leanObject,
-  metadataOnly,
   Namespaces,
-  ResourceQuotas,
-  Scopes,
-  ServiceAccounts,
 } from './kube/index.js';
 import type { ObservedOperator } from './observability.js';
-import { type ControllerMetrics, Manager } from './runtime/index.js';
+import { type ControllerMetrics, Manager, type Runnable } from './runtime/index.js';
 
 export const OPERATOR_NAME = 'nrn-operator';
 export const DEFAULT_OPERATOR_NAMESPACE = 'nrn-system';
@@ -67,73 +57,51 @@ export function defaultIdentity(): string {
   return `${hostname()}-${randomBytes(4).toString('hex')}`;
 }
 
+/** The operator's kinds, in the order their controllers start (and stop in reverse). */
+const KINDS: readonly ((context: SetupContext) => KindSetup)[] = [
+  setupApplications,
+  setupScopes,
+  (context) => serviceControllers({ ...context, ...context.informerOptions }),
+];
+
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const { kube, log } = options;
   const identity = options.identity ?? defaultIdentity();
   await ensureNamespace(kube, options.namespace);
 
-  // No reconciler reads managedFields or kubectl's last-applied copy: the caches go without.
-  const informerOptions = {
-    transform: leanObject,
-    ...(options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {}),
-  };
-  const applications = kube.informer(Applications, informerOptions);
-  const scopes = kube.informer(Scopes, informerOptions);
-  indexApplications(applications);
-  indexScopes(scopes);
-  // Only what the operator made: a cluster's other namespaces are none of its business. Its
-  // readers (the namespace provisioner, scopeKeyOfChild) look at labels and annotations only.
-  const managed = {
-    ...informerOptions,
-    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-    transform: metadataOnly,
-  };
-  const children = {
-    Namespace: kube.informer(Namespaces, managed),
-    ResourceQuota: kube.informer(ResourceQuotas, managed),
-    LimitRange: kube.informer(LimitRanges, managed),
-    ServiceAccount: kube.informer(ServiceAccounts, managed),
-  };
-
   const events = new EventRecorder(kube, OPERATOR_NAME, identity, log);
-  const provisioner = new NamespaceProvisioner(kube, {
-    namespace: (name) => children.Namespace.cache.get(undefined, name),
-    inNamespace: (kind, namespace, name) => children[kind].cache.get(namespace, name),
-  });
-  const scopeController = new ScopeReconciler({
-    kube,
-    log,
-    scopes,
-    applications,
-    events,
-    ids: new IdAllocator(kube, { namespace: options.namespace }),
-    provisioner,
-    ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
-  }).controller();
-  for (const informer of Object.values(children)) scopeController.watch(informer, scopeKeyOfChild);
-  const applicationController = new ApplicationReconciler({
-    kube,
-    log,
-    applications,
-    events,
-  }).controller();
-
-  const services = serviceControllers({
+  const context: SetupContext = {
     kube,
     log,
     events,
     namespace: options.namespace,
-    ...informerOptions,
-  });
-
-  const election = options.leaderElection ?? true;
-  const controllers = [applicationController, scopeController, ...services.controllers];
+    baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
+    // No reconciler reads managedFields or kubectl's last-applied copy: the caches go without.
+    informerOptions: {
+      transform: leanObject,
+      ...(options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {}),
+    },
+  };
+  const kinds = KINDS.map((setup) => setup(context));
+  const controllers = kinds.flatMap((kind) => kind.controllers);
   // Keys waiting for a worker: the controllers are behind, and Events make way for them.
   events.yieldTo(() => controllers.some((c) => c.queue.length > 0));
+  // Stopped after the controllers: the Events of their last reconciles are written first.
+  const eventWriter: Runnable = {
+    name: 'events',
+    leaderOnly: false,
+    start: async () => {},
+    stop: async () => {
+      await events.flush();
+      return true;
+    },
+  };
+
+  const election = options.leaderElection ?? true;
   const manager = new Manager({
     log,
-    informers: [applications, scopes, ...Object.values(children), ...services.informers],
-    controllers,
+    informers: kinds.flatMap((kind) => kind.informers),
+    runnables: [eventWriter, ...controllers],
     ...(election === false
       ? {}
       : {
@@ -146,34 +114,20 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
           },
         }),
   });
-  // Manager.start() resolves once the informers have listed, before and whatever the election:
-  // a standby is as ready as the leader, so readiness does not wait for the lease.
-  let phase: 'starting' | 'started' | 'stopping' = 'starting';
   if (options.metrics !== undefined) {
     for (const controller of controllers) controller.setMetrics(options.metrics);
     options.metrics.observe?.({
       controllers,
-      caches: [applications.cache, scopes.cache, ...services.caches],
+      caches: kinds.flatMap((kind) => kind.caches),
       stats: kube.stats,
       events,
-      ready: () => phase === 'started',
+      ready: () => manager.ready,
       leading: () => manager.leading,
     });
   }
   await manager.start();
-  phase = 'started';
   log.info({ identity, namespace: options.namespace }, 'operator started');
-  return {
-    manager,
-    identity,
-    stop: async () => {
-      phase = 'stopping';
-      const drained = await manager.stop();
-      // The Events of the last reconciles are still queued: written before the process goes.
-      await events.flush();
-      return drained;
-    },
-  };
+  return { manager, identity, stop: () => manager.stop() };
 }
 
 async function ensureNamespace(kube: Kube, name: string): Promise<void> {

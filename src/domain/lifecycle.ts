@@ -88,16 +88,18 @@ export function specProblems(error: z.ZodError): string {
 }
 
 /**
- * Whether a failure stands: the object is `failed` for a reason in `terminal` (one a rerun
- * cannot fix) and its spec has not changed since. Other failures are retried.
+ * The Stalled condition of a failure that stands: the object is `failed` for a reason in
+ * `sticky` (one a rerun cannot fix) and its spec has not changed since. Undefined when the
+ * object is to be worked on (other failures are evaluated afresh).
  */
 export function failureStands(
   status: { readonly status?: string; readonly conditions?: readonly Condition[] },
   specChanged: boolean,
-  terminal: ReadonlySet<string>,
-): boolean {
-  const reason = condition(status.conditions, 'Stalled')?.reason ?? '';
-  return status.status === 'failed' && !specChanged && terminal.has(reason);
+  sticky: ReadonlySet<string>,
+): Condition | undefined {
+  const stalled = condition(status.conditions, 'Stalled');
+  if (status.status !== 'failed' || specChanged || stalled === undefined) return undefined;
+  return sticky.has(stalled.reason ?? '') ? stalled : undefined;
 }
 
 /**

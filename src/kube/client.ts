@@ -90,13 +90,18 @@ export interface ListResult<O> {
   readonly continue?: string;
 }
 
-export interface WriteOptions {
+/** Aborts the request (a halted controller's reconcile, a caller gone). */
+interface Abortable {
+  readonly signal?: AbortSignal;
+}
+
+export interface WriteOptions extends Abortable {
   readonly fieldManager?: string;
   readonly dryRun?: boolean;
   readonly fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
 }
 
-export interface ApplyOptions {
+export interface ApplyOptions extends Abortable {
   readonly fieldManager: string;
   readonly force?: boolean;
   readonly dryRun?: boolean;
@@ -116,7 +121,7 @@ export interface PatchOptions extends WriteOptions {
   readonly type?: PatchType;
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends Abortable {
   readonly propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
   readonly gracePeriodSeconds?: number;
@@ -236,6 +241,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       query: writeQuery(options),
       body: this.withTypeMeta(object),
       discardAnswer,
+      ...signalOf(options),
     });
   }
 
@@ -249,6 +255,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       path: this.path(this.namespaceOf(object), nameOf(object)),
       query: writeQuery(options),
       body: this.withTypeMeta(object),
+      ...signalOf(options),
     });
     return this.parse(raw);
   }
@@ -302,6 +309,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       path: `${this.path(this.namespaceOf(object), nameOf(object))}/status`,
       query: writeQuery(options),
       body: this.withTypeMeta(object),
+      ...signalOf(options),
     });
     return this.parse(raw);
   }
@@ -327,6 +335,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
           ? { gracePeriodSeconds: options.gracePeriodSeconds }
           : {}),
       },
+      ...signalOf(options),
     });
     if (isRecord(raw) && raw.kind === 'Status') return undefined;
     return this.parse(raw);
@@ -440,6 +449,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       query: writeQuery(options),
       body: patch,
       contentType: CONTENT_TYPES[type],
+      ...signalOf(options),
     });
     return this.parse(raw);
   }
@@ -461,6 +471,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
       body: this.withTypeMeta(object),
       contentType: CONTENT_TYPES.apply,
       discardAnswer,
+      ...signalOf(options),
     });
   }
 
@@ -521,4 +532,8 @@ function issuesOf(root: string, error: z.ZodError): string[] {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function signalOf(options: Abortable): { signal?: AbortSignal } {
+  return options.signal !== undefined ? { signal: options.signal } : {};
 }

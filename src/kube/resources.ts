@@ -1,49 +1,45 @@
-// The kinds the operator reads and writes: our four custom resources, with their zod schemas,
-// and the built-in kinds the provisioners and leader election use.
-import {
-  ApplicationSpec,
-  ApplicationStatus,
-  GROUP,
-  ScopeSpec,
-  ScopeStatus,
-  ServiceSpec,
-  ServiceSpecificationSpec,
-  ServiceSpecificationStatus,
-  ServiceStatus,
-  VERSION,
-} from '../api/index.js';
-import { defineResource } from './client.js';
+// The kinds the operator reads and writes: our four custom resources, derived from src/api's
+// KINDS (names and zod schemas, one definition per kind), and the built-in kinds the
+// provisioners and leader election use.
 
-const custom = { group: GROUP, version: VERSION, namespaced: true } as const;
+import type { z } from 'zod';
+import { GROUP, KINDS, VERSION } from '../api/index.js';
+import { defineResource, type ResourceType } from './client.js';
 
-export const Scopes = defineResource({
-  ...custom,
-  kind: 'Scope',
-  plural: 'scopes',
-  spec: ScopeSpec,
-  status: ScopeStatus,
-});
-export const Services = defineResource({
-  ...custom,
-  kind: 'Service',
-  plural: 'services',
-  spec: ServiceSpec,
-  status: ServiceStatus,
-});
-export const Applications = defineResource({
-  ...custom,
-  kind: 'Application',
-  plural: 'applications',
-  spec: ApplicationSpec,
-  status: ApplicationStatus,
-});
-export const ServiceSpecifications = defineResource({
-  ...custom,
-  kind: 'ServiceSpecification',
-  plural: 'servicespecifications',
-  spec: ServiceSpecificationSpec,
-  status: ServiceSpecificationStatus,
-});
+type KindName = keyof typeof KINDS;
+
+/** A kind of src/api, its objects checked against its schemas as they are read. */
+function ours<Spec, Status>(info: {
+  readonly kind: string;
+  readonly plural: string;
+  readonly spec: z.ZodType<Spec>;
+  readonly status: z.ZodType<Status>;
+}): ResourceType<Spec, Status> {
+  const { kind, plural, spec, status } = info;
+  return defineResource({
+    group: GROUP,
+    version: VERSION,
+    namespaced: true,
+    kind,
+    plural,
+    spec,
+    status,
+  });
+}
+
+export const Scopes = ours(KINDS.Scope);
+export const Services = ours(KINDS.Service);
+export const Applications = ours(KINDS.Application);
+export const ServiceSpecifications = ours(KINDS.ServiceSpecification);
+
+/**
+ * Kind `name` of src/api without schemas: a reconciler must still read an object whose spec
+ * is invalid, to report it.
+ */
+export function rawResource(name: KindName): ResourceType {
+  const { kind, plural } = KINDS[name];
+  return defineResource({ group: GROUP, version: VERSION, namespaced: true, kind, plural });
+}
 
 const core = { group: '', version: 'v1' } as const;
 

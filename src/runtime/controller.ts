@@ -6,20 +6,14 @@ import type { Logger } from 'pino';
 import { type BackoffOptions, type Informer, type KubeObject, keyOf } from '../kube/index.js';
 import { type Clock, systemClock } from './clock.js';
 import { WorkQueue } from './queue.js';
-
-/** What a reconcile asks for: nothing (done until the next change), or another look later. */
-export interface Result {
-  readonly requeueAfter?: number;
-}
-
-export interface ReconcileContext {
-  /** Aborted when the controller halts (leadership lost) or its shutdown bound passes. */
-  readonly signal: AbortSignal;
-  /** Carries the key. */
-  readonly log: Logger;
-  /** Failures of this key since its last success. */
-  readonly retries: number;
-}
+import {
+  type Predicate,
+  type ReconcileContext,
+  type Reconciler,
+  type Result,
+  Stalled,
+} from './reconciler.js';
+import type { Runnable } from './runnable.js';
 
 // biome-ignore lint/suspicious/noConfusingVoidType: a reconcile that asks for nothing just returns
 type Outcome = Result | undefined | void;
@@ -27,12 +21,8 @@ type Outcome = Result | undefined | void;
 /** Re-reads state by key (the event that queued it is gone); resolves undefined when done. */
 export type Reconcile = (key: string, context: ReconcileContext) => Promise<Outcome>;
 
-/** A failure retrying cannot fix (kopf's PermanentError): logged, not retried. */
-export class TerminalError extends Error {
-  override readonly name = 'TerminalError';
-}
-
-export type ReconcileOutcome = 'success' | 'requeue' | 'error' | 'terminal';
+/** How a reconcile ended: done, asked for a later look, failed (retried), or Stalled (not). */
+export type ReconcileOutcome = 'success' | 'requeue' | 'error' | 'stalled';
 
 /** Hooks for metrics; the caller implements the ones it wants (prom-client counters, gauges). */
 export interface ControllerMetrics {
@@ -52,7 +42,10 @@ export interface ControllerOptions {
   /** Names the controller in logs and metrics. */
   readonly name: string;
   readonly log: Logger;
-  readonly reconcile: Reconcile;
+  /** The reconciler, or (for tests and small controllers) its reconcile function alone. */
+  readonly reconciler?: Reconciler | Reconcile;
+  /** TEMPORARY alias of `reconciler` while the service controller moves (issue 18). */
+  readonly reconcile?: Reconcile;
   /** Reconciles in parallel (each on a different key). */
   readonly workers?: number;
   readonly backoff?: BackoffOptions;
@@ -82,7 +75,8 @@ interface Watched {
 /** While a halted run's reconciles are still going, how often start() says it is waiting. */
 const HALTED_WAIT_WARN_MS = 10_000;
 
-export class Controller {
+export class Controller implements Runnable {
+  readonly leaderOnly = true;
   readonly name: string;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -112,11 +106,13 @@ export class Controller {
 
   /**
    * Enqueues keys on every add, update (resyncs included: level-triggered) and delete of the
-   * informer's objects: the object's own key, or those `map` gives. Call before start().
+   * informer's objects: the object's own key, or those `map` gives. With `predicate`, an
+   * update (not a resync) enqueues only when it holds. Call before start().
    */
   watch<Spec, Status>(
     informer: Informer<Spec, Status>,
     map?: KeyMapper<KubeObject<Spec, Status>>,
+    predicate?: Predicate<KubeObject<Spec, Status>>,
   ): this {
     const enqueue = (object: KubeObject<Spec, Status>) => {
       if (map === undefined) return this.enqueue(keyOf(object.metadata));
@@ -128,7 +124,10 @@ export class Controller {
     const subscribe = () => {
       const offs = [
         informer.on('add', enqueue),
-        informer.on('update', (object) => enqueue(object)),
+        informer.on('update', (object, old) => {
+          // A resync hands the cached object as both: always worth a look (level-triggered).
+          if (predicate === undefined || object === old || predicate(object, old)) enqueue(object);
+        }),
         informer.on('delete', enqueue),
         // The reconciler of a refused object can report the problem on it; a mapped watch
         // cannot tell whose it is without the object.
@@ -258,7 +257,7 @@ export class Controller {
     try {
       // A reconcile that throws before returning a promise is caught the same way.
       const result = await Promise.resolve().then(() =>
-        this.options.reconcile(key, { signal, log, retries }),
+        this.reconcile(key, { signal, log, retries }),
       );
       queue.forget(key);
       const after = result?.requeueAfter;
@@ -270,10 +269,11 @@ export class Controller {
       }
     } catch (error) {
       const err = toError(error);
-      if (err instanceof TerminalError) {
+      if (err instanceof Stalled) {
+        // Said on the object already; the object's next change brings the key back.
         queue.forget(key);
-        log.error({ err }, 'reconcile failed; not retrying');
-        outcome = 'terminal';
+        log.info({ reason: err.reason, message: err.message }, 'reconcile stalled; not retrying');
+        outcome = 'stalled';
       } else {
         const retryInMs = queue.addRateLimited(key);
         log.warn({ err, retries: retries + 1, retryInMs }, 'reconcile failed; retrying');
@@ -284,6 +284,14 @@ export class Controller {
     this.metric(() =>
       this.hooks?.reconciled?.({ controller: this.name, key, outcome, durationMs }),
     );
+  }
+
+  private reconcile(key: string, context: ReconcileContext): Promise<Outcome> {
+    const reconciler = this.options.reconciler ?? this.options.reconcile;
+    if (reconciler === undefined) throw new Error(`controller ${this.name} has no reconciler`);
+    return typeof reconciler === 'function'
+      ? reconciler(key, context)
+      : reconciler.reconcile(key, context);
   }
 
   /** Attaches metrics hooks to a controller built elsewhere (the operator wires every one). */

@@ -1,4 +1,5 @@
-// The public face of src/runtime: work queue, controller loop, leader election, shutdown.
+// The public face of src/runtime: work queue, controller loop, leader election, the manager
+// that runs them, and the shutdown on signals.
 export { type Clock, FakeClock, sleep, systemClock } from './clock.js';
 export {
   Controller,
@@ -7,10 +8,7 @@ export {
   type KeyMapper,
   ownerKeys,
   type Reconcile,
-  type ReconcileContext,
   type ReconcileOutcome,
-  type Result,
-  TerminalError,
   toError,
 } from './controller.js';
 export {
@@ -25,16 +23,28 @@ export {
   type StoppedReason,
 } from './leader.js';
 export {
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  Manager,
+  type ManagerOptions,
+  type Startable,
+} from './manager.js';
+export {
   DEFAULT_QUEUE_BACKOFF,
   type WorkHandler,
   WorkQueue,
   type WorkQueueOptions,
 } from './queue.js';
 export {
-  DEFAULT_DRAIN_TIMEOUT_MS,
-  Manager,
-  type ManagerOptions,
-  type SignalOptions,
-  type Startable,
-  stopOnSignal,
-} from './shutdown.js';
+  annotationChanged,
+  anyOf,
+  finalizersChanged,
+  generationChanged,
+  labelsChanged,
+  type Predicate,
+  type ReconcileContext,
+  type Reconciler,
+  type Result,
+  Stalled,
+} from './reconciler.js';
+export type { Runnable } from './runnable.js';
+export { type SignalOptions, stopOnSignal } from './signals.js';

@@ -182,8 +182,8 @@ describe('operator: metrics and health endpoints', () => {
     expect(scopeReconciles.map((s) => s.labels.outcome).sort()).toEqual([
       'error',
       'requeue',
+      'stalled',
       'success',
-      'terminal',
     ]);
     expect(scopeReconciles.reduce((sum, s) => sum + s.value, 0)).toBeGreaterThan(0);
     expect(

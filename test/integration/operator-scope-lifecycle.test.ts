@@ -31,6 +31,7 @@ import {
   Scopes,
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
+import { Stalled } from '../../src/runtime/index.js';
 import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
 import { sleep } from '../support/wait.js';
 
@@ -127,7 +128,11 @@ describe('scope lifecycle, pass by pass', () => {
   /** One pass, and the requests it made. */
   const pass = async (reconciler: ScopeReconciler, name: string) => {
     const before = own.stats.requests;
-    const result = await reconciler.reconcile(`${ns}/${name}`, { log });
+    // A failure ends the pass with Stalled (the key is not retried): the test reads status.
+    const result = await reconciler.reconcile(`${ns}/${name}`, { log }).catch((error: unknown) => {
+      if (error instanceof Stalled) return { stalled: error.reason, requeueAfter: undefined };
+      throw error;
+    });
     // Its Events are written in the background: counted with the pass that recorded them.
     await recorder.flush();
     return { result, requests: own.stats.requests - before };

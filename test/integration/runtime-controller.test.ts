@@ -47,7 +47,7 @@ describe('runtime controller', () => {
       name: 'configmaps',
       log,
       workers: 4,
-      reconcile: async (key) => {
+      reconciler: async (key) => {
         const [namespace, name = ''] = key.split('/');
         const slow = key === slowKey;
         if (slow) {

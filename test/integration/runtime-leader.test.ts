@@ -199,14 +199,14 @@ describe('runtime leader election', () => {
     const controller = new Controller({
       name: 'configmaps',
       log,
-      reconcile: async (key) => {
+      reconciler: async (key) => {
         reconciled.push(key);
       },
     }).watch(informer);
     const manager = new Manager({
       log,
       informers: [informer],
-      controllers: [controller],
+      runnables: [controller],
       leaderElection: { kube, namespace: ns, name: 'managed', identity: 'manager', ...fast },
     });
     await manager.start();
@@ -236,7 +236,7 @@ describe('runtime leader election', () => {
     const controller = new Controller({
       name: 'configmaps',
       log,
-      reconcile: async (key, { signal }) => {
+      reconciler: async (key, { signal }) => {
         signals.push(signal);
         reconciled.push(key);
       },
@@ -254,7 +254,7 @@ describe('runtime leader election', () => {
     const manager = new Manager({
       log,
       informers: [informer],
-      controllers: [controller],
+      runnables: [controller],
       leaderElection: {
         kube: { resource: <S, T>() => partitioned as unknown as ResourceClient<S, T> },
         namespace: ns,

@@ -27,7 +27,7 @@ import {
   LIMIT_RANGE_NAME,
   QUOTA_NAME,
   SERVICE_ACCOUNT_NAME,
-} from '../../src/controllers/provisioners/namespace.js';
+} from '../../src/controllers/provisioners/namespace/provisioner.js';
 import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../src/domain/names.js';
 import {
   connect,

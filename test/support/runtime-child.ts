@@ -19,7 +19,7 @@ const informer = kube.informer(ConfigMaps, { namespace, resyncMs: 0 });
 const controller = new Controller({
   name: 'configmaps',
   log,
-  reconcile: async (key, { signal }) => {
+  reconciler: async (key, { signal }) => {
     say(`reconciling ${key}`);
     await sleep(systemClock, Number(reconcileMs), signal);
     say(`reconciled ${key} aborted=${signal.aborted}`);
@@ -28,7 +28,7 @@ const controller = new Controller({
 const manager = new Manager({
   log,
   informers: [informer],
-  controllers: [controller],
+  runnables: [controller],
   leaderElection: {
     kube,
     namespace,

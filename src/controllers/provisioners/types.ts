@@ -23,8 +23,12 @@ export type Progress =
 
 export interface ScopeProvisioner {
   readonly type: string;
-  /** Makes the scope's resources exist as desired; throws only errors worth a retry. */
-  ensure(target: ScopeTarget): Promise<Progress>;
+  /**
+   * Makes the scope's resources exist as desired; throws only errors worth a retry. `signal`
+   * is the reconcile's: aborted, the provisioner stops making requests (another process may
+   * lead now).
+   */
+  ensure(target: ScopeTarget, signal?: AbortSignal): Promise<Progress>;
   /**
    * What ensure() would answer, when the provisioner can tell from what it has cached without
    * a request; undefined when it cannot (or would have work to do). Lets a settled scope's
@@ -32,5 +36,5 @@ export interface ScopeProvisioner {
    */
   peek?(target: ScopeTarget): Progress | undefined;
   /** Removes them; 'ready' once nothing is left. */
-  remove(target: ScopeTarget): Promise<Progress>;
+  remove(target: ScopeTarget, signal?: AbortSignal): Promise<Progress>;
 }

@@ -32,6 +32,7 @@ import {
 } from '../../domain/lifecycle.js';
 import {
   DEFAULT_BASE_DOMAIN,
+  RETRY_ANNOTATION,
   SCOPE_ID_LABEL,
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
@@ -57,7 +58,17 @@ import {
   keyOf,
   type ResourceClient,
 } from '../../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import {
+  annotationChanged,
+  anyOf,
+  Controller,
+  finalizersChanged,
+  generationChanged,
+  labelsChanged,
+  type ReconcileContext,
+  type Result,
+  Stalled,
+} from '../../runtime/index.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/types.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
@@ -67,6 +78,17 @@ export const RawScopes = rawKind('Scope', 'scopes');
 type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
 type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;
 type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
+
+/**
+ * The updates of a scope worth a reconcile: its spec, deletion, the retry annotation, the id
+ * label and the finalizer (which the reconciler puts back when someone removes them).
+ */
+const SCOPE_CHANGES = anyOf(
+  generationChanged,
+  annotationChanged(RETRY_ANNOTATION),
+  labelsChanged,
+  finalizersChanged,
+);
 
 /** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
 const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
@@ -112,23 +134,27 @@ export class ScopeReconciler {
   /** The controller, watching scopes and the applications they wait for; add child informers. */
   controller(): Controller {
     const scopes = this.options.scopes;
-    return new Controller({
-      name: 'scopes',
-      log: this.options.log,
-      workers: this.options.workers ?? DEFAULT_SCOPE_WORKERS,
-      reconcile: (key, context) => this.reconcile(key, context),
-    })
-      .watch(scopes)
-      .watch(this.options.applications, (app) =>
-        app.spec
-          ? scopes.byIndex(SCOPE_APP_INDEX, String(app.spec.id)).map((s) => keyOf(s.metadata))
-          : undefined,
-      );
+    return (
+      new Controller({
+        name: 'scopes',
+        log: this.options.log,
+        workers: this.options.workers ?? DEFAULT_SCOPE_WORKERS,
+        reconciler: this,
+      })
+        // Our own status writes come back as updates: not worth a look. What they would have
+        // missed (children, resyncs) comes through the other watches.
+        .watch(scopes, undefined, SCOPE_CHANGES)
+        .watch(this.options.applications, (app) =>
+          app.spec
+            ? scopes.byIndex(SCOPE_APP_INDEX, String(app.spec.id)).map((s) => keyOf(s.metadata))
+            : undefined,
+        )
+    );
   }
 
   async reconcile(
     key: string,
-    context: Pick<ReconcileContext, 'log'>,
+    context: Pick<ReconcileContext, 'log'> & Partial<Pick<ReconcileContext, 'signal'>>,
   ): Promise<Result | undefined> {
     // The events our own writes cause come back here; once the caches show the scope as the
     // last write left it, there is nothing to read or write. Anything newer that the caches
@@ -146,7 +172,9 @@ export class ScopeReconciler {
     let scope = this.unwritten(key, cached) ?? (await readByKey(this.client, key));
     if (scope === undefined) return undefined;
     const log = context.log;
-    if (scope.metadata.deletionTimestamp !== undefined) return this.finalize(key, scope, log);
+    if (scope.metadata.deletionTimestamp !== undefined) {
+      return this.finalize(key, scope, log, context.signal);
+    }
 
     // A retry request on a failed scope: back to work, the value acted on recorded in the same
     // write (so it is acted on once), then the usual path. A failure that still holds (an
@@ -165,8 +193,7 @@ export class ScopeReconciler {
 
     const parsed = ScopeSpecSchema.safeParse(scope.spec);
     if (!parsed.success) {
-      await this.fail(scope, 'InvalidSpec', specProblems(parsed.error), undefined);
-      return undefined;
+      return this.fail(scope, 'InvalidSpec', specProblems(parsed.error), undefined);
     }
     const spec = parsed.data;
 
@@ -177,19 +204,19 @@ export class ScopeReconciler {
     scope = await this.ensureMetadata(scope, identity.id);
     const duplicate = this.olderWithSlug(scope, spec, identity.slug);
     if (duplicate !== undefined) {
-      await this.fail(
+      return this.fail(
         scope,
         'DuplicateSlug',
         `slug ${identity.slug} is already used by scope ${duplicate} of application ${spec.application_id}`,
         identity,
       );
-      return undefined;
     }
 
     const generation = scope.metadata.generation;
     const current = scope.status ?? {};
     const changed = current.observedGeneration !== generation;
-    if (failureStands(current, changed, STICKY_FAILURES)) return undefined;
+    const stands = failureStands(current, changed, STICKY_FAILURES);
+    if (stands !== undefined) throw new Stalled(stands.reason ?? '', stands.message ?? '');
 
     if (spec.external_created === true) {
       await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT);
@@ -214,7 +241,7 @@ export class ScopeReconciler {
     }
 
     const target = this.target(key, scope, spec, identity);
-    const progress = await this.options.provisioner.ensure(target);
+    const progress = await this.options.provisioner.ensure(target, context.signal);
     switch (progress.state) {
       case 'ready':
         await this.setStatus(scope, 'active', identity, provisionedReport(progress));
@@ -228,9 +255,8 @@ export class ScopeReconciler {
         });
         return { requeueAfter: progress.retryAfterMs ?? 1000 };
       case 'failed':
-        await this.fail(scope, progress.reason, progress.message, identity);
         log.warn({ scope: key, reason: progress.reason }, 'scope provisioning failed');
-        return undefined;
+        return this.fail(scope, progress.reason, progress.message, identity);
     }
   }
 
@@ -382,6 +408,7 @@ export class ScopeReconciler {
     key: string,
     scope: KubeObject<unknown, ScopeStatus>,
     log: Logger,
+    signal: AbortSignal | undefined,
   ): Promise<Result | undefined> {
     if (!hasFinalizer(scope, SCOPE_FINALIZER)) return undefined;
     const status = scope.status ?? {};
@@ -398,6 +425,7 @@ export class ScopeReconciler {
       }
       const progress = await this.options.provisioner.remove(
         this.target(key, scope, parsed.data, identity),
+        signal,
       );
       if (progress.state === 'in_progress') return { requeueAfter: progress.retryAfterMs ?? 1000 };
       if (progress.state === 'failed') {
@@ -407,7 +435,7 @@ export class ScopeReconciler {
           reason: progress.reason,
           message: progress.message,
         });
-        return undefined;
+        throw new Stalled(progress.reason, progress.message);
       }
     }
     scope = await this.setStatus(scope, 'deleted', identity, {
@@ -436,13 +464,15 @@ export class ScopeReconciler {
     };
   }
 
-  private fail(
+  /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */
+  private async fail(
     scope: KubeObject<unknown, ScopeStatus>,
     reason: string,
     message: string,
     identity: Identity | undefined,
-  ): Promise<KubeObject<unknown, ScopeStatus>> {
-    return this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
+  ): Promise<never> {
+    await this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
+    throw new Stalled(reason, message);
   }
 
   /** The whole status for `phase` (identity kept when not given), written and announced. */

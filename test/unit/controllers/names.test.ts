@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Slug } from '../../../src/api/index.js';
-import { desiredChildren } from '../../../src/controllers/provisioners/namespace.js';
+import { desiredChildren } from '../../../src/controllers/provisioners/namespace/provisioner.js';
 import { nrnLabelValue, scopeDomain, slugify } from '../../../src/domain/names.js';
 
 describe('names', () => {

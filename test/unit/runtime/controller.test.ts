@@ -1,5 +1,5 @@
 // The controller loop without a cluster: keys enqueued by hand or by a stand-in informer;
-// outcomes of reconcile (success, requeueAfter, retried error, TerminalError, anything thrown),
+// outcomes of reconcile (success, requeueAfter, retried error, Stalled, anything thrown),
 // the metrics hooks, owner mapping, halt()/stop() with work in flight, and start() after halt().
 import { describe, expect, it } from 'vitest';
 import type { Informer, KubeObject } from '../../../src/kube/index.js';
@@ -11,8 +11,8 @@ import {
   ownerKeys,
   type Reconcile,
   type ReconcileOutcome,
-  TerminalError,
 } from '../../../src/runtime/controller.js';
+import { generationChanged, Stalled } from '../../../src/runtime/reconciler.js';
 
 const log = silentLogger();
 
@@ -29,7 +29,7 @@ const flush = async () => {
 };
 
 function controller(reconcile: Reconcile, options: Partial<ControllerOptions> = {}) {
-  return new Controller({ name: 'test', log, reconcile, ...options });
+  return new Controller({ name: 'test', log, reconciler: reconcile, ...options });
 }
 
 /**
@@ -94,14 +94,14 @@ describe('Controller', () => {
     await c.stop(1_000);
   });
 
-  it('does not retry a TerminalError, and forgets the key', async () => {
+  it('does not retry a Stalled reconcile, and forgets the key', async () => {
     const clock = new FakeClock();
     let calls = 0;
     const outcomes: ReconcileOutcome[] = [];
     const c = controller(
       async () => {
         calls++;
-        throw new TerminalError('the spec can never work');
+        throw new Stalled('InvalidSpec', 'the spec can never work');
       },
       { clock, metrics: { reconciled: (s) => outcomes.push(s.outcome) } },
     );
@@ -111,9 +111,35 @@ describe('Controller', () => {
     clock.advance(60 * 60_000);
     await flush();
     expect(calls).toBe(1);
-    expect(outcomes).toEqual(['terminal']);
+    expect(outcomes).toEqual(['stalled']);
     expect(c.queue.retries('ns/a')).toBe(0);
     expect(c.queue.delayed).toBe(0);
+    await c.stop(1_000);
+  });
+
+  it('with a predicate, enqueues an update only when it holds, and every resync', async () => {
+    const seen: string[] = [];
+    const c = controller(async (key) => {
+      seen.push(key);
+    });
+    const { informer, asInformer } = fakeInformer();
+    c.watch(asInformer, undefined, generationChanged);
+    await c.start();
+    const v1 = object('a', { generation: 1, resourceVersion: '1' });
+    // A status write: same generation. Dropped.
+    informer.emit('update', object('a', { generation: 1, resourceVersion: '2' }), v1);
+    await flush();
+    expect(seen).toEqual([]);
+    // A spec change, then a resync (the cached object as both new and old): both enqueued.
+    const v3 = object('a', { generation: 2, resourceVersion: '3' });
+    informer.emit('update', v3, v1);
+    await flush();
+    informer.emit('update', v3, v3);
+    await flush();
+    // Deletion begins: enqueued though the generation did not move.
+    informer.emit('update', object('a', { generation: 2, deletionTimestamp: 'now' }), v3);
+    await flush();
+    expect(seen).toEqual(['ns/a', 'ns/a', 'ns/a']);
     await c.stop(1_000);
   });
 

@@ -2,7 +2,7 @@
 // and id, a ResourceQuota and a LimitRange derived from requested_spec, and a ServiceAccount,
 // all applied server-side under one field manager (only those the caches do not already show
 // as desired), and removed with the Namespace.
-import type { RequestedSpec } from '../../api/index.js';
+import type { RequestedSpec } from '../../../api/index.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -16,8 +16,8 @@ import {
   SPEC_HASH_ANNOTATION,
   scopeNamespaceName,
   shortHash,
-} from '../../domain/names.js';
-import { canonical } from '../../domain/status.js';
+} from '../../../domain/names.js';
+import { canonical } from '../../../domain/status.js';
 import {
   isAlreadyExists,
   isNotFound,
@@ -29,8 +29,8 @@ import {
   type ResourceClient,
   ResourceQuotas,
   ServiceAccounts,
-} from '../../kube/index.js';
-import type { Progress, ScopeProvisioner, ScopeTarget } from './types.js';
+} from '../../../kube/index.js';
+import type { Progress, ScopeProvisioner, ScopeTarget } from '../types.js';
 
 export const FIELD_MANAGER = 'nrn-operator';
 export const QUOTA_NAME = 'scope-quota';
@@ -183,7 +183,7 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     };
   }
 
-  async ensure(target: ScopeTarget): Promise<Progress> {
+  async ensure(target: ScopeTarget, signal?: AbortSignal): Promise<Progress> {
     const desired = desiredChildren(target);
     const nsName = scopeNamespaceName(target.id);
     let made = false;
@@ -199,12 +199,13 @@ export class NamespaceProvisioner implements ScopeProvisioner {
         if (namespace !== undefined) {
           current = await this.clients.Namespace?.create(namespace, {
             fieldManager: FIELD_MANAGER,
+            ...(signal !== undefined ? { signal } : {}),
           });
           made = true;
         }
       } catch (error) {
         if (!isAlreadyExists(error)) return refusedBy(error);
-        current = await this.readNamespace(nsName);
+        current = await this.readNamespace(nsName, signal);
       }
     }
     const refused = this.refusal(target, current);
@@ -216,9 +217,9 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     try {
       // The Namespace first (the others live in it), then the rest side by side.
       const [first, ...rest] = stale;
-      if (first?.kind === 'Namespace') await this.apply(first);
+      if (first?.kind === 'Namespace') await this.apply(first, signal);
       const others = first?.kind === 'Namespace' ? rest : stale;
-      const results = await Promise.allSettled(others.map((child) => this.apply(child)));
+      const results = await Promise.allSettled(others.map((child) => this.apply(child, signal)));
       for (const result of results) if (result.status === 'rejected') throw result.reason;
     } catch (error) {
       return refusedBy(error);
@@ -237,9 +238,9 @@ export class NamespaceProvisioner implements ScopeProvisioner {
     return { state: 'ready', outputs: { namespace: nsName } };
   }
 
-  async remove(target: ScopeTarget): Promise<Progress> {
+  async remove(target: ScopeTarget, signal?: AbortSignal): Promise<Progress> {
     const nsName = scopeNamespaceName(target.id);
-    const current = await this.readNamespace(nsName);
+    const current = await this.readNamespace(nsName, signal);
     if (current === undefined) return { state: 'ready' };
     // Never delete a namespace this scope does not own (a reused id, a hand-made namespace).
     if (current.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) return { state: 'ready' };
@@ -247,7 +248,10 @@ export class NamespaceProvisioner implements ScopeProvisioner {
       try {
         await this.clients.Namespace?.delete(
           { name: nsName },
-          { preconditions: { uid: current.metadata.uid ?? '' } },
+          {
+            preconditions: { uid: current.metadata.uid ?? '' },
+            ...(signal !== undefined ? { signal } : {}),
+          },
         );
       } catch (error) {
         if (isNotFound(error)) return { state: 'ready' };
@@ -263,9 +267,12 @@ export class NamespaceProvisioner implements ScopeProvisioner {
   }
 
   /** The namespace as the API server has it now, or undefined when there is none. */
-  private async readNamespace(name: string): Promise<KubeObject | undefined> {
+  private async readNamespace(
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<KubeObject | undefined> {
     try {
-      return await this.clients.Namespace?.get({ name });
+      return await this.clients.Namespace?.get({ name }, signal !== undefined ? { signal } : {});
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -294,10 +301,14 @@ export class NamespaceProvisioner implements ScopeProvisioner {
   }
 
   /** The answer is not read: the child's informer brings what the API server made of it. */
-  private apply(child: KubeObject): Promise<void> {
+  private apply(child: KubeObject, signal: AbortSignal | undefined): Promise<void> {
     const client = this.clients[child.kind];
     if (client === undefined) return Promise.resolve();
-    return client.applyAndForget(child, { fieldManager: FIELD_MANAGER, force: true });
+    return client.applyAndForget(child, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      ...(signal !== undefined ? { signal } : {}),
+    });
   }
 
   /** The child is in the caches with the current spec hash: nothing to write. */

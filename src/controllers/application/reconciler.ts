@@ -2,19 +2,19 @@
 // finds applications that claim one id across namespaces (the older one keeps it, the others
 // are Stalled), derives the slug, and reports Ready when the application is usable.
 import type { Logger } from 'pino';
-import { ApplicationSpec, type ApplicationStatus } from '../api/index.js';
-import { APP_ID_INDEX, applicationSlug, RawApplications } from '../domain/applications.js';
-import { claimantKeys, claimOwnerKey } from '../domain/claims.js';
-import type { EventRecorder } from '../domain/event-recorder.js';
-import { readByKey, specProblems } from '../domain/lifecycle.js';
+import { ApplicationSpec, type ApplicationStatus } from '../../api/index.js';
+import { APP_ID_INDEX, applicationSlug, RawApplications } from '../../domain/applications.js';
+import { claimantKeys, claimOwnerKey } from '../../domain/claims.js';
+import type { EventRecorder } from '../../domain/event-recorder.js';
+import { readByKey, specProblems } from '../../domain/lifecycle.js';
 import {
   commitStatus,
   type HealthReport,
   healthStatus,
   READY_TRANSITIONS,
-} from '../domain/status.js';
-import type { Informer, Kube, ResourceClient } from '../kube/index.js';
-import { Controller, type ReconcileContext } from '../runtime/index.js';
+} from '../../domain/status.js';
+import type { Informer, Kube, ResourceClient } from '../../kube/index.js';
+import { Controller, generationChanged, type ReconcileContext } from '../../runtime/index.js';
 
 export interface ApplicationControllerOptions {
   readonly kube: Pick<Kube, 'resource'>;
@@ -40,17 +40,21 @@ export class ApplicationReconciler {
         name: 'applications',
         log: this.options.log,
         workers: 2,
-        reconcile: (key, context) => this.reconcile(key, context),
+        reconciler: this,
       })
-        .watch(informer)
+        // Status writes (ours) change neither an application's report nor who owns its id.
+        .watch(informer, undefined, generationChanged)
         // Applications sharing its id: who owns the id may change with this one.
-        .watch(informer, (app) =>
-          app.spec ? claimantKeys(informer, APP_ID_INDEX, String(app.spec.id)) : undefined,
+        .watch(
+          informer,
+          (app) =>
+            app.spec ? claimantKeys(informer, APP_ID_INDEX, String(app.spec.id)) : undefined,
+          generationChanged,
         )
     );
   }
 
-  async reconcile(key: string, context: Pick<ReconcileContext, 'log'>): Promise<void> {
+  async reconcile(key: string, context: Pick<ReconcileContext, 'log'>): Promise<undefined> {
     const app = await readByKey(this.client, key);
     if (app === undefined || app.metadata.deletionTimestamp !== undefined) return;
     const previous = (app.status ?? {}) as ApplicationStatus;
