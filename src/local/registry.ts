@@ -1,5 +1,6 @@
-// The resource types the local control plane serves: the built-in kinds, and every kind a
-// registered CustomResourceDefinition defines. Answers discovery from the same table.
+// The resource types the local control plane serves: the built-in kinds (each its strategy's,
+// kinds/), and every kind a registered CustomResourceDefinition defines. Answers discovery from
+// the same table.
 import { BUILTIN_STRATEGIES } from './kinds/index.js';
 import { type ResourceType, storageKeyOf } from './resource-type.js';
 import type { PrinterColumn } from './table.js';

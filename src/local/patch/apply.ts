@@ -3,7 +3,8 @@
 // write, with metadata.managedFields in the real FieldsV1 encoding.
 //
 // Differences from the real structured-merge-diff that remain:
-// - Types come from a path-keyed table (field-types.ts), not from OpenAPI models: objects are
+// - Types come from a path-keyed table (kind-schema.ts: ObjectMeta's, the built-in kind's
+//   strategy's, a CRD schema's), not from OpenAPI models: objects are
 //   structs unless marked as maps, lists are atomic unless marked; no unions, no defaulting of
 //   list-map keys, no `x-kubernetes-map-type: granular` vs struct distinction beyond the table,
 //   and no atomic structs in built-in kinds (none of the served kinds has one).
