@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { allCrds } from './api/index.js';
 import { setupApplications } from './controllers/application/setup.js';
 import { setupScopes } from './controllers/scope/setup.js';
-import { serviceControllers } from './controllers/service.js';
+import { serviceControllers } from './controllers/service/index.js';
 import type { KindSetup, SetupContext } from './controllers/setup.js';
 import { EventRecorder } from './domain/event-recorder.js';
 import { DEFAULT_BASE_DOMAIN } from './domain/names.js';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawServices } from '../../src/controllers/service.js';
+import { RawServices } from '../../src/controllers/service/index.js';
 import { RawSpecifications } from '../../src/controllers/specification/index.js';
 import { connect, type Kube, Namespaces, Scopes, Secrets } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';

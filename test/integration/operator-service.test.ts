@@ -11,7 +11,7 @@ import {
   TIMESTAMP_HEADER,
   verifySignature,
 } from '../../src/controllers/provisioners/webhook/index.js';
-import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/service.js';
+import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/service/index.js';
 import { RawSpecifications } from '../../src/controllers/specification/index.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_OBSERVED_RETRY, ServiceStatus } from '../../../src/api/index.js';
-import { serviceControllers } from '../../../src/controllers/service.js';
+import { serviceControllers } from '../../../src/controllers/service/index.js';
 import { EventRecorder } from '../../../src/domain/event-recorder.js';
 import { observedRetry, retryRequested, retryValue } from '../../../src/domain/lifecycle.js';
 import { ATTRIBUTES_SECRET_LABEL, RETRY_ANNOTATION } from '../../../src/domain/names.js';
