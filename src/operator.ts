@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { allCrds } from './api/index.js';
 import { setupApplications } from './controllers/application/setup.js';
 import { setupScopes } from './controllers/scope/setup.js';
-import { serviceControllers } from './controllers/service/index.js';
+import { setupServices } from './controllers/service/index.js';
 import type { KindSetup, SetupContext } from './controllers/setup.js';
 import { EventRecorder } from './domain/event-recorder.js';
 import { DEFAULT_BASE_DOMAIN } from './domain/names.js';
@@ -61,7 +61,7 @@ export function defaultIdentity(): string {
 const KINDS: readonly ((context: SetupContext) => KindSetup)[] = [
   setupApplications,
   setupScopes,
-  (context) => serviceControllers({ ...context, ...context.informerOptions }),
+  setupServices,
 ];
 
 export async function startOperator(options: OperatorOptions): Promise<Operator> {

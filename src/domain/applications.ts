@@ -1,16 +1,15 @@
 // Applications as the rest of the operator and the facade look them up: by id (the oldest
 // valid claimant owns it) through the Application informer's index, and their slug.
 import type { ApplicationSpec, ApplicationStatus } from '../api/index.js';
-import type { Informer, KubeObject } from '../kube/index.js';
+import { type Informer, type KubeObject, rawResource } from '../kube/index.js';
 import { claimOwner } from './claims.js';
-import { rawKind } from './lifecycle.js';
 import { slugify } from './names.js';
 
 /** Index of the Application informer: spec.id as a string. */
 export const APP_ID_INDEX = 'application-id';
 
 /** Applications without schemas: an invalid spec must still be read, to be reported. */
-export const RawApplications = rawKind('Application', 'applications');
+export const RawApplications = rawResource('Application');
 
 export type ApplicationObject = KubeObject<ApplicationSpec, ApplicationStatus>;
 

@@ -1,23 +1,12 @@
 // The steps every reconciler takes the same way: reading its object by key, the finalizer
 // that holds a deletion until cleanup is done, reporting an invalid spec, deciding whether a
-// failure is terminal (waits for a spec change) or worth another run, and the retry
+// failure stands (waits for a spec change) or is worth another run, and the retry
 // annotation that asks a failed object to try again.
 import type { z } from 'zod';
-import { type Condition, GROUP, MAX_OBSERVED_RETRY, VERSION } from '../api/index.js';
-import {
-  defineResource,
-  isNotFound,
-  type KubeObject,
-  type ResourceClient,
-  type ResourceType,
-} from '../kube/index.js';
+import { type Condition, MAX_OBSERVED_RETRY } from '../api/index.js';
+import { isNotFound, type KubeObject, type ResourceClient } from '../kube/index.js';
 import { RETRY_ANNOTATION, shortHash } from './names.js';
 import { condition, type HealthReport } from './status.js';
-
-/** One of our kinds without schemas: an invalid spec must still be read, to be reported. */
-export function rawKind(kind: string, plural: string): ResourceType {
-  return defineResource({ group: GROUP, version: VERSION, kind, plural, namespaced: true });
-}
 
 /** The object behind a work-queue key, or undefined when it is gone (nothing left to do). */
 export async function readByKey<Spec, Status>(

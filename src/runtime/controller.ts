@@ -43,9 +43,7 @@ export interface ControllerOptions {
   readonly name: string;
   readonly log: Logger;
   /** The reconciler, or (for tests and small controllers) its reconcile function alone. */
-  readonly reconciler?: Reconciler | Reconcile;
-  /** TEMPORARY alias of `reconciler` while the service controller moves (issue 18). */
-  readonly reconcile?: Reconcile;
+  readonly reconciler: Reconciler | Reconcile;
   /** Reconciles in parallel (each on a different key). */
   readonly workers?: number;
   readonly backoff?: BackoffOptions;
@@ -287,8 +285,7 @@ export class Controller implements Runnable {
   }
 
   private reconcile(key: string, context: ReconcileContext): Promise<Outcome> {
-    const reconciler = this.options.reconciler ?? this.options.reconcile;
-    if (reconciler === undefined) throw new Error(`controller ${this.name} has no reconciler`);
+    const reconciler = this.options.reconciler;
     return typeof reconciler === 'function'
       ? reconciler(key, context)
       : reconciler.reconcile(key, context);

@@ -23,7 +23,6 @@ import {
   ensureFinalizer,
   failureStands,
   hasFinalizer,
-  rawKind,
   readByKey,
   removeFinalizer,
   retryReport,
@@ -57,6 +56,7 @@ import {
   type KubeObject,
   keyOf,
   type ResourceClient,
+  rawResource,
 } from '../../kube/index.js';
 import {
   annotationChanged,
@@ -73,7 +73,7 @@ import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/ty
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
-export const RawScopes = rawKind('Scope', 'scopes');
+export const RawScopes = rawResource('Scope');
 
 type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
 type AppInformer = Informer<ApplicationSpec, ApplicationStatus>;

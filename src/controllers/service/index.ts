@@ -1,5 +1,5 @@
-// The Service kind, as the operator wires it (serviceControllers) and tests read it (the raw
+// The Service kind, as the operator wires it (setupServices) and tests read it (the raw
 // kind, the default backoff of provider calls).
 export { DEFAULT_PROVIDER_BACKOFF } from './pacing.js';
 export { RawServices } from './resources.js';
-export { serviceControllers } from './setup.js';
+export { setupServices } from './setup.js';

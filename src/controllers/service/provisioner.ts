@@ -53,8 +53,20 @@ export type ServiceProgress =
 
 export interface ServiceProvisioner {
   readonly type: string;
-  /** One call for `target.action` create or update; idempotent on the provider's side. */
-  ensure(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress>;
+  /**
+   * One call for `target.action` create or update; idempotent on the provider's side. `signal`
+   * is the reconcile's: aborted (leadership lost), the call is abandoned and the abort thrown,
+   * so that a process that no longer leads neither waits on the provider nor reports it.
+   */
+  ensure(
+    target: ServiceTarget,
+    endpoint: ProviderEndpoint,
+    signal?: AbortSignal,
+  ): Promise<ServiceProgress>;
   /** One delete call; 'ready' once the provider holds nothing of it. */
-  remove(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress>;
+  remove(
+    target: ServiceTarget,
+    endpoint: ProviderEndpoint,
+    signal?: AbortSignal,
+  ): Promise<ServiceProgress>;
 }

@@ -47,7 +47,7 @@ import {
   writeStatus,
 } from '../../domain/status.js';
 import { type BackoffOptions, type Kube, keyOf, type ResourceClient } from '../../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import { Controller, type ReconcileContext, type Result, Stalled } from '../../runtime/index.js';
 import {
   type SpecificationInformer,
   type SpecificationObject,
@@ -142,7 +142,7 @@ export class ServiceReconciler {
       name: 'services',
       log: this.options.log,
       workers: this.options.workers ?? 4,
-      reconcile: (key, context) => this.reconcile(key, context),
+      reconciler: this,
     })
       .watch(services)
       .watch(this.options.specifications, (s) =>
@@ -158,15 +158,18 @@ export class ServiceReconciler {
 
   async reconcile(
     key: string,
-    context: Pick<ReconcileContext, 'log'>,
+    context: Pick<ReconcileContext, 'log'> & Partial<Pick<ReconcileContext, 'signal'>>,
   ): Promise<Result | undefined> {
+    const signal = context.signal;
     let service = await readByKey(this.client, key);
     if (service === undefined) {
       this.forget(key);
       return undefined;
     }
     const log = context.log;
-    if (service.metadata.deletionTimestamp !== undefined) return this.finalize(key, service, log);
+    if (service.metadata.deletionTimestamp !== undefined) {
+      return this.finalize(key, service, log, signal);
+    }
 
     // A retry request on a failed service: back to `pending`, the value acted on recorded in
     // the same write (so it is acted on once); then attributes are validated again and the
@@ -180,8 +183,7 @@ export class ServiceReconciler {
 
     const parsed = ServiceSpecSchema.safeParse(service.spec);
     if (!parsed.success) {
-      await this.fail(service, undefined, 'InvalidSpec', specProblems(parsed.error));
-      return undefined;
+      return this.fail(service, undefined, 'InvalidSpec', specProblems(parsed.error));
     }
     const spec = parsed.data;
     service = await ensureFinalizer(this.client, service, SERVICE_FINALIZER);
@@ -198,14 +200,16 @@ export class ServiceReconciler {
     }
     // Level-triggered, but a provider call is not free: an active service is left alone until
     // its spec or its attribute Secret changes, and a provider's refusal stands until then too.
-    const settled = first.status === 'active' || failureStands(first, changed, STICKY_FAILURES);
+    const stands = failureStands(first, changed, STICKY_FAILURES);
+    const settled = first.status === 'active' || stands !== undefined;
     // The Secret as read when its content moved: validated below without a second read.
     let moved: LabelledSecret | undefined;
     if (!changed && settled) {
       moved = await this.secretMoved(key, service, spec, log);
       if (moved === undefined) {
+        if (stands !== undefined) throw new Stalled(stands.reason ?? '', stands.message ?? '');
         // A retry request seen while not failed is recorded, never acted on later.
-        if (first.status === 'active') await this.recordRetry(service);
+        await this.recordRetry(service);
         return undefined;
       }
     }
@@ -227,9 +231,8 @@ export class ServiceReconciler {
       resolved.digest !== undefined ? { secretDigest: resolved.digest } : {};
     const result = resolved.result;
     if (!result.ok) {
-      await this.fail(service, spec, result.reason, result.message, digest);
       log.info({ service: key, reason: result.reason }, 'service attributes refused');
-      return undefined;
+      return this.fail(service, spec, result.reason, result.message, digest);
     }
 
     if (spec.imported === true || spec.selectors?.imported === true) {
@@ -274,7 +277,7 @@ export class ServiceReconciler {
       );
       return undefined;
     }
-    return this.provision(key, service, spec, found, result.attributes, digest, log);
+    return this.provision(key, service, spec, found, result.attributes, digest, log, signal);
   }
 
   /**
@@ -329,6 +332,7 @@ export class ServiceReconciler {
     attributes: Record<string, unknown>,
     digest: Pick<StatusExtras, 'secretDigest'>,
     log: Logger,
+    signal: AbortSignal | undefined,
   ): Promise<Result | undefined> {
     const action = provisionAction(service);
     const phase: ServicePhase = action === 'update' ? 'updating' : 'creating';
@@ -349,20 +353,19 @@ export class ServiceReconciler {
       );
     }
     const target = this.target(key, service, spec, attributes, action);
-    const progress = await this.options.provisioner.ensure(target, endpointOf(found));
+    const progress = await this.options.provisioner.ensure(target, endpointOf(found), signal);
     switch (progress.state) {
       case 'ready': {
         this.pacing.forget(key);
         const outputs = await writeOutputs(this.options.kube, service, progress.outputs);
         if (outputs === 'taken') {
-          await this.fail(
+          return this.fail(
             service,
             spec,
             'OutputSecretTaken',
             `secret ${outputsSecretName(service)} exists and is not this service's; the provider's output attributes have nowhere to go`,
             { provisioning: { ended: 'OutputSecretTaken' }, provisioned: true, ...digest },
           );
-          return undefined;
         }
         const message = `service is active${outputs !== undefined ? `; output attributes in secret ${outputs}` : ''}`;
         await this.setStatus(
@@ -398,13 +401,12 @@ export class ServiceReconciler {
         };
       case 'failed':
         this.pacing.forget(key);
-        await this.fail(service, spec, progress.reason, joined(progress.messages), {
+        log.warn({ service: key, reason: progress.reason, action }, 'service provisioning failed');
+        return this.fail(service, spec, progress.reason, joined(progress.messages), {
           provisioning: { ended: progress.reason },
           messages: progress.messages,
           ...digest,
         });
-        log.warn({ service: key, reason: progress.reason, action }, 'service provisioning failed');
-        return undefined;
       case 'unavailable':
         return this.unavailable(
           key,
@@ -440,12 +442,11 @@ export class ServiceReconciler {
     if (remaining <= 0 && phase !== 'deleting') {
       this.pacing.forget(key);
       const message = `provider gave no usable answer within ${found.spec.provisioner.deadline_seconds}s: ${progress.message}`;
-      await this.fail(service, spec, 'DeadlineExceeded', message, {
+      log.warn({ service: key, action }, 'service provisioning deadline exceeded');
+      return this.fail(service, spec, 'DeadlineExceeded', message, {
         provisioning: { ended: 'DeadlineExceeded' },
         ...digest,
       });
-      log.warn({ service: key, action }, 'service provisioning deadline exceeded');
-      return undefined;
     }
     // Deleting never gives up (that would leak what the provider holds): past the deadline it
     // is Stalled, so people see it, and still retried.
@@ -524,6 +525,7 @@ export class ServiceReconciler {
     key: string,
     service: RawService,
     log: Logger,
+    signal: AbortSignal | undefined,
   ): Promise<Result | undefined> {
     if (!hasFinalizer(service, SERVICE_FINALIZER)) return undefined;
     const parsed = ServiceSpecSchema.safeParse(service.spec);
@@ -532,7 +534,7 @@ export class ServiceReconciler {
     const contacted = providerContacted(service);
     const imported = spec?.imported === true || spec?.selectors?.imported === true;
     if (spec !== undefined && contacted && !imported) {
-      const result = await this.deprovision(key, service, spec, log);
+      const result = await this.deprovision(key, service, spec, log, signal);
       if (result !== 'done') return result;
     }
     service = await this.setStatus(service, spec, 'deleted', {
@@ -552,6 +554,7 @@ export class ServiceReconciler {
     service: RawService,
     spec: ServiceSpec,
     log: Logger,
+    signal: AbortSignal | undefined,
   ): Promise<Result | undefined | 'done'> {
     const found = specificationById(this.options.specifications, spec.specification_id);
     if (found === undefined || !hasSpec(found)) {
@@ -596,7 +599,7 @@ export class ServiceReconciler {
       secret,
     );
     const target = this.target(key, service, spec, attributes, 'delete');
-    const progress = await this.options.provisioner.remove(target, endpointOf(found));
+    const progress = await this.options.provisioner.remove(target, endpointOf(found), signal);
     switch (progress.state) {
       case 'ready':
         this.pacing.forget(key);
@@ -670,14 +673,16 @@ export class ServiceReconciler {
     };
   }
 
-  private fail(
+  /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */
+  private async fail(
     service: RawService,
     spec: ServiceSpec | undefined,
     reason: string,
     message: string,
     extras: StatusExtras = {},
-  ): Promise<RawService> {
-    return this.setStatus(service, spec, 'failed', { health: 'stalled', reason, message }, extras);
+  ): Promise<never> {
+    await this.setStatus(service, spec, 'failed', { health: 'stalled', reason, message }, extras);
+    throw new Stalled(reason, message);
   }
 
   /**

@@ -8,12 +8,12 @@ import {
   type ServiceStatus,
   ServiceStatus as ServiceStatusSchema,
 } from '../../api/index.js';
-import { rawKind } from '../../domain/lifecycle.js';
 import {
   defineResource,
   type Informer,
   type KubeObject,
   keyOf,
+  rawResource,
   Services,
 } from '../../kube/index.js';
 
@@ -23,7 +23,7 @@ const SERVICE_SPEC_INDEX = 'service-specification-id';
 const SERVICE_SECRET_INDEX = 'service-attributes-secret';
 
 /** Services without schemas: an invalid spec must still be read, to be reported. */
-export const RawServices = rawKind('Service', 'services');
+export const RawServices = rawResource('Service');
 export type RawService = KubeObject<unknown, ServiceStatus>;
 
 /**

@@ -1,52 +1,31 @@
 // Services and their specifications in the operator: the informers (specifications, lean
 // services with their indexes, and the labelled attribute Secrets, metadata only), the schema
 // cache both reconcilers share, the webhook provisioner, and the two controllers.
-import type { Logger } from 'pino';
-import type { EventRecorder } from '../../domain/event-recorder.js';
 import { ATTRIBUTES_SECRET_LABEL } from '../../domain/names.js';
 import { SchemaCache } from '../../domain/services/attributes.js';
 import { SecretDigester } from '../../domain/services/secrets.js';
 import {
   type BackoffOptions,
-  type InformerOptions,
-  type Kube,
-  type KubeObject,
   metadataOnly,
   Secrets,
   ServiceSpecifications,
 } from '../../kube/index.js';
-import type { Controller, Startable } from '../../runtime/index.js';
 import { WebhookProvisioner } from '../provisioners/webhook/index.js';
+import type { KindSetup, SetupContext } from '../setup.js';
 import { indexSpecifications, SpecificationReconciler } from '../specification/index.js';
 import { ServiceReconciler } from './reconciler.js';
 import { CachedServices, indexServices } from './resources.js';
 
-export interface ServiceControllersOptions {
-  readonly kube: Kube;
-  readonly log: Logger;
-  readonly events: EventRecorder;
-  /** The operator's namespace: where the key of attribute Secret digests is kept. */
-  readonly namespace: string;
-  readonly resyncMs?: number;
-  /** Applied to what the informers cache (see kube's leanObject). */
-  readonly transform?: InformerOptions['transform'];
-  readonly backoff?: BackoffOptions;
-}
-
 /**
- * The informers and controllers of services and their specifications, for the operator, and
- * the caches of those two kinds (not of the attribute Secrets) for metrics.
+ * Services and their specifications (one setup: both reconcilers share the compiled attribute
+ * schemas), and the caches of those two kinds (not of the attribute Secrets) for metrics.
+ * `backoff` paces provider calls (tests shorten it).
  */
-export function serviceControllers(options: ServiceControllersOptions): {
-  informers: Startable[];
-  controllers: Controller[];
-  caches: { list(): readonly KubeObject[] }[];
-} {
-  const { kube, log, events } = options;
-  const informerOptions = {
-    ...(options.resyncMs !== undefined ? { resyncMs: options.resyncMs } : {}),
-    ...(options.transform !== undefined ? { transform: options.transform } : {}),
-  };
+export function setupServices(
+  context: SetupContext,
+  options: { readonly backoff?: BackoffOptions } = {},
+): KindSetup {
+  const { kube, log, events, informerOptions } = context;
   const specifications = kube.informer(ServiceSpecifications, informerOptions);
   const services = kube.informer(CachedServices, informerOptions);
   // Only the Secrets services name (the reconciler labels them), and only their metadata: a
@@ -75,7 +54,7 @@ export function serviceControllers(options: ServiceControllersOptions): {
     schemas,
     events,
     provisioner: new WebhookProvisioner(kube),
-    digester: new SecretDigester(kube, options.namespace),
+    digester: new SecretDigester(kube, context.namespace),
     secrets,
     ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
   }).controller();

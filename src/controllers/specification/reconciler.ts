@@ -15,7 +15,12 @@ import {
   READY_TRANSITIONS,
 } from '../../domain/status.js';
 import type { Kube, KubeObject, ResourceClient } from '../../kube/index.js';
-import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import {
+  Controller,
+  generationChanged,
+  type ReconcileContext,
+  type Result,
+} from '../../runtime/index.js';
 import { SIGNING_KEY } from '../provisioners/webhook/index.js';
 import {
   RawSpecifications,
@@ -52,11 +57,17 @@ export class SpecificationReconciler {
         name: 'servicespecifications',
         log: this.options.log,
         workers: 2,
-        reconcile: (key, context) => this.reconcile(key, context),
+        reconciler: this,
       })
-        .watch(informer)
+        // Status writes (ours) change neither a specification's report nor who owns its id;
+        // what the report reads besides (its signing Secret) is looked at again by requeue.
+        .watch(informer, undefined, generationChanged)
         // Specifications sharing its id: who owns the id may change with this one.
-        .watch(informer, (s) => (s.spec ? claimantKeys(informer, SPEC_ID_INDEX, s.spec.id) : []))
+        .watch(
+          informer,
+          (s) => (s.spec ? claimantKeys(informer, SPEC_ID_INDEX, s.spec.id) : []),
+          generationChanged,
+        )
     );
   }
 

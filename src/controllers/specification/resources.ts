@@ -5,14 +5,13 @@
 import type { z } from 'zod';
 import type { ServiceSpecificationSpec, ServiceSpecificationStatus } from '../../api/index.js';
 import { claimOwner } from '../../domain/claims.js';
-import { rawKind } from '../../domain/lifecycle.js';
 import { condition } from '../../domain/status.js';
-import type { Informer, KubeObject } from '../../kube/index.js';
+import { type Informer, type KubeObject, rawResource } from '../../kube/index.js';
 
 /** Index of the ServiceSpecification informer: spec.id. */
 export const SPEC_ID_INDEX = 'specification-id';
 
-export const RawSpecifications = rawKind('ServiceSpecification', 'servicespecifications');
+export const RawSpecifications = rawResource('ServiceSpecification');
 
 export type SpecificationStatusBlock = z.infer<typeof ServiceSpecificationStatus>;
 export type SpecificationObject = KubeObject<ServiceSpecificationSpec, SpecificationStatusBlock>;

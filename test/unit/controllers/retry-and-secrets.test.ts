@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_OBSERVED_RETRY, ServiceStatus } from '../../../src/api/index.js';
-import { serviceControllers } from '../../../src/controllers/service/index.js';
+import { setupServices } from '../../../src/controllers/service/index.js';
 import { EventRecorder } from '../../../src/domain/event-recorder.js';
 import { observedRetry, retryRequested, retryValue } from '../../../src/domain/lifecycle.js';
 import { ATTRIBUTES_SECRET_LABEL, RETRY_ANNOTATION } from '../../../src/domain/names.js';
@@ -201,11 +201,13 @@ describe('the attribute Secret watch', () => {
         return informer;
       },
     } as unknown as Kube;
-    const wired = serviceControllers({
+    const wired = setupServices({
       kube,
       log,
       events: new EventRecorder(kube, 'test', 'test', log),
       namespace: 'nrn-system',
+      baseDomain: 'nrn.local',
+      informerOptions: {},
     });
     const secrets = made.find((m) => m.kind === 'Secret');
     const services = made.find((m) => m.kind === 'Service')?.informer;

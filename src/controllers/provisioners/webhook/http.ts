@@ -23,13 +23,15 @@ export function describeFailure(error: unknown): string {
   return String(error);
 }
 
-/** One POST with a whole-call deadline; the body read is capped. */
+/** One POST with a whole-call deadline, abandoned with `signal` too; the body read is capped. */
 export function post(
   url: string,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<WebhookHttpAnswer> {
+  const deadline = AbortSignal.timeout(timeoutMs);
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -38,7 +40,7 @@ export function post(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signal !== undefined ? AbortSignal.any([signal, deadline]) : deadline,
         // One call every few seconds at most per service: a pooled socket buys little here.
         agent: false,
       },

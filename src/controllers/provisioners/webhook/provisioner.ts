@@ -35,15 +35,27 @@ export class WebhookProvisioner implements ServiceProvisioner {
     this.now = options.now ?? (() => new Date());
   }
 
-  ensure(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
-    return this.call(target, endpoint);
+  ensure(
+    target: ServiceTarget,
+    endpoint: ProviderEndpoint,
+    signal?: AbortSignal,
+  ): Promise<ServiceProgress> {
+    return this.call(target, endpoint, signal);
   }
 
-  remove(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
-    return this.call({ ...target, action: 'delete' }, endpoint);
+  remove(
+    target: ServiceTarget,
+    endpoint: ProviderEndpoint,
+    signal?: AbortSignal,
+  ): Promise<ServiceProgress> {
+    return this.call({ ...target, action: 'delete' }, endpoint, signal);
   }
 
-  private async call(target: ServiceTarget, endpoint: ProviderEndpoint): Promise<ServiceProgress> {
+  private async call(
+    target: ServiceTarget,
+    endpoint: ProviderEndpoint,
+    signal: AbortSignal | undefined,
+  ): Promise<ServiceProgress> {
     const body = JSON.stringify(webhookPayload(target));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -65,8 +77,10 @@ export class WebhookProvisioner implements ServiceProvisioner {
     }
     let answer: WebhookHttpAnswer;
     try {
-      answer = await post(endpoint.url, headers, body, this.timeoutMs);
+      answer = await post(endpoint.url, headers, body, this.timeoutMs, signal);
     } catch (error) {
+      // Abandoned by the reconcile (leadership lost), not a provider's failure to report.
+      if (signal?.aborted === true) throw signal.reason;
       return { state: 'unavailable', message: `provider unreachable: ${describeFailure(error)}` };
     }
     return interpret(answer, target.action, this.now());
