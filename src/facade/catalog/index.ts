@@ -27,7 +27,7 @@ export type SpecificationObject = KubeObject<ServiceSpecificationSpec, unknown>;
 
 export type ServiceCatalogOptions = PlanOptions;
 
-export interface CatalogPage {
+interface CatalogPage {
   readonly entries: readonly CatalogEntry[];
 }
 

@@ -12,7 +12,7 @@ export interface PageCacheLimits {
   readonly bytes: number;
 }
 
-export const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { pages: 1024, bytes: 32 * 1024 * 1024 };
+const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { pages: 1024, bytes: 32 * 1024 * 1024 };
 
 export class PageCache {
   // Map order is insertion order: a hit is moved to the end, so the first key is the least
