@@ -14,7 +14,7 @@ import type {
   Progress,
   ScopeProvisioner,
   ScopeTarget,
-} from '../../src/controllers/provisioners/types.js';
+} from '../../src/controllers/provisioners/scope-provisioner.js';
 import { SCOPE_FINALIZER, ScopeReconciler } from '../../src/controllers/scope/reconciler.js';
 import { indexApplications } from '../../src/domain/applications.js';
 import { EventRecorder } from '../../src/domain/event-recorder.js';

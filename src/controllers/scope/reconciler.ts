@@ -69,7 +69,7 @@ import {
   type Result,
   Stalled,
 } from '../../runtime/index.js';
-import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/types.js';
+import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/scope-provisioner.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */

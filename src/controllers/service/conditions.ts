@@ -22,7 +22,7 @@ import {
   rfc3339,
   setCondition,
 } from '../../domain/status.js';
-import type { ServiceAction } from './provisioner.js';
+import type { ServiceAction } from '../provisioners/service-provisioner.js';
 import type { RawService } from './resources.js';
 
 const PROVISIONING_CONDITION = 'Provisioning';

@@ -70,7 +70,7 @@ import type {
   ServiceProgress,
   ServiceProvisioner,
   ServiceTarget,
-} from './provisioner.js';
+} from '../provisioners/service-provisioner.js';
 import {
   type AttributeSecretInformer,
   type RawService,

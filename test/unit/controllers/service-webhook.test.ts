@@ -8,7 +8,7 @@ import {
   verifySignature,
   webhookPayload,
 } from '../../../src/controllers/provisioners/webhook/index.js';
-import type { ServiceTarget } from '../../../src/controllers/service/provisioner.js';
+import type { ServiceTarget } from '../../../src/controllers/provisioners/service-provisioner.js';
 
 const now = new Date('2025-06-01T12:00:00Z');
 const ts = String(Math.floor(now.getTime() / 1000));

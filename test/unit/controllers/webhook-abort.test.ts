@@ -8,7 +8,7 @@ import { WebhookProvisioner } from '../../../src/controllers/provisioners/webhoo
 import type {
   ProviderEndpoint,
   ServiceTarget,
-} from '../../../src/controllers/service/provisioner.js';
+} from '../../../src/controllers/provisioners/service-provisioner.js';
 import type { Kube } from '../../../src/kube/index.js';
 
 /** A provider that takes the request and never answers; it records each request's close. */

@@ -30,7 +30,7 @@ import {
   ResourceQuotas,
   ServiceAccounts,
 } from '../../../kube/index.js';
-import type { Progress, ScopeProvisioner, ScopeTarget } from '../types.js';
+import type { Progress, ScopeProvisioner, ScopeTarget } from '../scope-provisioner.js';
 
 export const FIELD_MANAGER = 'nrn-operator';
 export const QUOTA_NAME = 'scope-quota';

@@ -4,7 +4,7 @@
 // and which answers are worth retrying until the specification's deadline.
 import { z } from 'zod';
 import { type MessageItem, MessageLevel } from '../../../api/index.js';
-import type { ServiceProgress, ServiceTarget } from '../../service/provisioner.js';
+import type { ServiceProgress, ServiceTarget } from '../service-provisioner.js';
 import type { WebhookHttpAnswer } from './http.js';
 
 const MAX_MESSAGES = 10;

@@ -9,7 +9,7 @@ import type {
   ServiceProgress,
   ServiceProvisioner,
   ServiceTarget,
-} from '../../service/provisioner.js';
+} from '../service-provisioner.js';
 import { describeFailure, post, type WebhookHttpAnswer } from './http.js';
 import { interpret, webhookPayload } from './protocol.js';
 import { SIGNATURE_HEADER, SIGNING_KEY, sign, TIMESTAMP_HEADER } from './signing.js';
