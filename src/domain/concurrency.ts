@@ -1,5 +1,5 @@
 // How much the controllers do at once: the scope workers, and the Event writers sized by them
-// (apart from scope.ts and status.ts, which import each other's other parts).
+// (in one module: the Scope reconciler and the Event recorder both read them).
 
 /**
  * Scopes reconciled in parallel: the work is waiting on the API server (controller-runtime's

@@ -109,45 +109,45 @@ const children = ['resourcequotas', 'limitranges', 'serviceaccounts'];
 // biome-ignore format: a table reads best one row a line
 const ROWS: readonly Row[] = [
   // platform.nrn.dev: our four kinds, in every namespace.
-  [GROUP, 'scopes', 'get', C, 'controllers/scope.ts readByKey; facade/scopes.ts re-read after a lost status race'],
+  [GROUP, 'scopes', 'get', C, 'controllers/scope/reconciler.ts readByKey; facade/scopes.ts re-read after a lost status race'],
   [GROUP, 'scopes', 'list', C, 'operator.ts, facade/index.ts informers; facade/scopes.ts get(id) by label on a cache miss'],
   [GROUP, 'scopes', 'watch', C, 'operator.ts, facade/index.ts informers'],
   [GROUP, 'scopes', 'create', C, 'facade/scopes.ts POST /scope'],
-  [GROUP, 'scopes', 'patch', C, 'controllers/scope.ts finalizer and scope id label (ensureMetadata, removeFinalizer)'],
+  [GROUP, 'scopes', 'patch', C, 'controllers/scope/reconciler.ts finalizer and scope id label (ensureMetadata, removeFinalizer)'],
   [GROUP, 'scopes', 'delete', C, 'facade/scopes.ts undo: a scope whose acceptance failed (uid precondition)'],
-  [GROUP, 'scopes/status', 'patch', C, 'controllers/scope.ts status; facade/scopes.ts accept (pending, id, slug, domain)'],
-  [GROUP, 'services', 'get', C, 'controllers/service.ts readByKey'],
-  [GROUP, 'services', 'list', C, 'controllers/service.ts, facade/index.ts informers'],
-  [GROUP, 'services', 'watch', C, 'controllers/service.ts, facade/index.ts informers'],
-  [GROUP, 'services', 'patch', C, 'controllers/service.ts finalizer (ensureFinalizer, removeFinalizer)'],
-  [GROUP, 'services/status', 'patch', C, 'controllers/service.ts status (writeStatus, commitStatus)'],
-  [GROUP, 'applications', 'get', C, 'controllers/application.ts readByKey'],
+  [GROUP, 'scopes/status', 'patch', C, 'controllers/scope/reconciler.ts status; facade/scopes.ts accept (pending, id, slug, domain)'],
+  [GROUP, 'services', 'get', C, 'controllers/service/reconciler.ts readByKey'],
+  [GROUP, 'services', 'list', C, 'controllers/service/setup.ts, facade/index.ts informers'],
+  [GROUP, 'services', 'watch', C, 'controllers/service/setup.ts, facade/index.ts informers'],
+  [GROUP, 'services', 'patch', C, 'controllers/service/reconciler.ts finalizer (ensureFinalizer, removeFinalizer)'],
+  [GROUP, 'services/status', 'patch', C, 'controllers/service/reconciler.ts status (writeStatus, commitStatus)'],
+  [GROUP, 'applications', 'get', C, 'controllers/application/reconciler.ts readByKey'],
   [GROUP, 'applications', 'list', C, 'operator.ts, facade/index.ts informers'],
   [GROUP, 'applications', 'watch', C, 'operator.ts, facade/index.ts informers'],
-  [GROUP, 'applications/status', 'patch', C, 'controllers/application.ts commitStatus'],
-  [GROUP, 'servicespecifications', 'get', C, 'controllers/specification.ts readByKey'],
-  [GROUP, 'servicespecifications', 'list', C, 'controllers/service.ts, facade/index.ts informers'],
-  [GROUP, 'servicespecifications', 'watch', C, 'controllers/service.ts, facade/index.ts informers'],
-  [GROUP, 'servicespecifications/status', 'patch', C, 'controllers/specification.ts commitStatus'],
-  // The namespace provisioner (controllers/provisioners/namespace.ts) and its informers.
-  [CORE, 'namespaces', 'get', C, 'provisioners/namespace.ts currentNamespace (cache miss), remove'],
+  [GROUP, 'applications/status', 'patch', C, 'controllers/application/reconciler.ts commitStatus'],
+  [GROUP, 'servicespecifications', 'get', C, 'controllers/specification/reconciler.ts readByKey'],
+  [GROUP, 'servicespecifications', 'list', C, 'controllers/service/setup.ts, facade/index.ts informers'],
+  [GROUP, 'servicespecifications', 'watch', C, 'controllers/service/setup.ts, facade/index.ts informers'],
+  [GROUP, 'servicespecifications/status', 'patch', C, 'controllers/specification/reconciler.ts commitStatus'],
+  // The namespace provisioner (controllers/provisioners/namespace/) and its informers.
+  [CORE, 'namespaces', 'get', C, 'provisioners/namespace/provisioner.ts currentNamespace (cache miss), remove'],
   [CORE, 'namespaces', 'list', C, 'operator.ts informer of the namespaces it manages (label selector)'],
   [CORE, 'namespaces', 'watch', C, 'operator.ts informer of the namespaces it manages'],
-  [CORE, 'namespaces', 'create', C, 'operator.ts ensureNamespace (its own); provisioners/namespace.ts apply of a new one'],
-  [CORE, 'namespaces', 'patch', C, 'provisioners/namespace.ts server-side apply'],
-  [CORE, 'namespaces', 'delete', C, 'provisioners/namespace.ts remove, when the scope is deleted (uid precondition)'],
+  [CORE, 'namespaces', 'create', C, 'operator.ts ensureNamespace (its own); provisioners/namespace/provisioner.ts apply of a new one'],
+  [CORE, 'namespaces', 'patch', C, 'provisioners/namespace/provisioner.ts server-side apply'],
+  [CORE, 'namespaces', 'delete', C, 'provisioners/namespace/provisioner.ts remove, when the scope is deleted (uid precondition)'],
   ...children.map((r): Row => [CORE, r, 'list', C, 'operator.ts informer of the children it manages (label selector)']),
   ...children.map((r): Row => [CORE, r, 'watch', C, 'operator.ts informer of the children it manages']),
-  ...children.map((r): Row => [CORE, r, 'patch', C, 'provisioners/namespace.ts server-side apply into the scope namespace']),
-  ...children.map((r): Row => [CORE, r, 'create', C, 'provisioners/namespace.ts server-side apply that makes the child']),
+  ...children.map((r): Row => [CORE, r, 'patch', C, 'provisioners/namespace/provisioner.ts server-side apply into the scope namespace']),
+  ...children.map((r): Row => [CORE, r, 'create', C, 'provisioners/namespace/provisioner.ts server-side apply that makes the child']),
   // Secrets (ADR 0005 "Permissions on Secrets").
-  [CORE, 'secrets', 'get', C, 'controllers/secrets.ts readSecret (attributes, webhook signing key, digest key), service.ts outputs, facade secret attributes'],
-  [CORE, 'secrets', 'list', C, 'controllers/service.ts informer of labelled attribute Secrets (RBAC cannot narrow to a label)'],
-  [CORE, 'secrets', 'watch', C, 'controllers/service.ts informer of labelled attribute Secrets'],
-  [CORE, 'secrets', 'patch', C, 'controllers/secrets.ts readLabelledSecret puts the label; service.ts writeOutputs server-side apply'],
-  [CORE, 'secrets', 'create', C, "service.ts writeOutputs apply making an output Secret (services' namespaces); secrets.ts digest key"],
+  [CORE, 'secrets', 'get', C, 'domain/services/secrets.ts readSecret (attributes, webhook signing key, digest key), service/outputs.ts, facade secret attributes'],
+  [CORE, 'secrets', 'list', C, 'controllers/service/setup.ts informer of labelled attribute Secrets (RBAC cannot narrow to a label)'],
+  [CORE, 'secrets', 'watch', C, 'controllers/service/setup.ts informer of labelled attribute Secrets'],
+  [CORE, 'secrets', 'patch', C, 'domain/services/secrets.ts readLabelledSecret puts the label; service/outputs.ts writeOutputs server-side apply'],
+  [CORE, 'secrets', 'create', C, "service/outputs.ts writeOutputs apply making an output Secret (services' namespaces); secrets.ts digest key"],
   // Events, in the namespace of the object they are about; created, never updated or patched.
-  [CORE, 'events', 'create', C, 'controllers/status.ts EventRecorder (operator and facade)'],
+  [CORE, 'events', 'create', C, 'domain/event-recorder.ts EventRecorder (operator and facade)'],
   // The facade's `kubernetes` auth (kube/reviews.ts, facade/auth.ts).
   ['authentication.k8s.io', 'tokenreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: who holds the bearer token'],
   ['authorization.k8s.io', 'subjectaccessreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: may the caller do this'],
@@ -155,9 +155,9 @@ const ROWS: readonly Row[] = [
   [LEASES, 'leases', 'get', NS, 'runtime/leader.ts reads the Lease'],
   [LEASES, 'leases', 'create', NS, 'runtime/leader.ts makes the Lease the first time'],
   [LEASES, 'leases', 'update', NS, 'runtime/leader.ts acquires, renews, releases (PUT with resourceVersion)'],
-  [CORE, 'configmaps', 'get', NS, 'controllers/ids.ts reads the scope id counter (operator and facade)'],
-  [CORE, 'configmaps', 'create', NS, 'controllers/ids.ts makes the counter the first time'],
-  [CORE, 'configmaps', 'update', NS, 'controllers/ids.ts compare-and-swap (PUT with resourceVersion)'],
+  [CORE, 'configmaps', 'get', NS, 'domain/scopes/id-allocator.ts reads the scope id counter (operator and facade)'],
+  [CORE, 'configmaps', 'create', NS, 'domain/scopes/id-allocator.ts makes the counter the first time'],
+  [CORE, 'configmaps', 'update', NS, 'domain/scopes/id-allocator.ts compare-and-swap (PUT with resourceVersion)'],
 ];
 
 /** The objects a namespaced row is limited to by resourceNames (create cannot be). */
@@ -458,7 +458,7 @@ describe('the Deployment', () => {
   });
 
   it('gives the shutdown more time than its own bound', () => {
-    // src/runtime/shutdown.ts stopOnSignal: the manager's drain bound plus 10 s for the rest.
+    // src/runtime/signals.ts stopOnSignal: the manager's drain bound plus 10 s for the rest.
     const shutdownBoundSeconds = (DEFAULT_DRAIN_TIMEOUT_MS + 10_000) / 1000;
     const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
     const pauseSeconds = preStop[0] === 'sleep' ? Number(preStop[1]) : 0;

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { ApplicationSpec, type ApplicationStatus } from '../../api/index.js';
 import { APP_ID_INDEX, applicationSlug, RawApplications } from '../../domain/applications.js';
-import { claimantKeys, claimOwnerKey } from '../../domain/claims.js';
+import { claimOwnerKey } from '../../domain/claims.js';
 import type { EventRecorder } from '../../domain/event-recorder.js';
 import { readByKey, specProblems } from '../../domain/lifecycle.js';
 import {
@@ -14,7 +14,8 @@ import {
   READY_TRANSITIONS,
 } from '../../domain/status.js';
 import type { Informer, Kube, ResourceClient } from '../../kube/index.js';
-import { Controller, generationChanged, type ReconcileContext } from '../../runtime/index.js';
+import { Controller, type ReconcileContext } from '../../runtime/index.js';
+import { watchClaimedIds } from '../claimed-ids.js';
 
 export interface ApplicationControllerOptions {
   readonly kube: Pick<Kube, 'resource'>;
@@ -35,23 +36,13 @@ export class ApplicationReconciler {
 
   controller(): Controller {
     const informer = this.options.applications;
-    return (
-      new Controller({
-        name: 'applications',
-        log: this.options.log,
-        workers: 2,
-        reconciler: this,
-      })
-        // Status writes (ours) change neither an application's report nor who owns its id.
-        .watch(informer, undefined, generationChanged)
-        // Applications sharing its id: who owns the id may change with this one.
-        .watch(
-          informer,
-          (app) =>
-            app.spec ? claimantKeys(informer, APP_ID_INDEX, String(app.spec.id)) : undefined,
-          generationChanged,
-        )
-    );
+    const controller = new Controller({
+      name: 'applications',
+      log: this.options.log,
+      workers: 2,
+      reconciler: this,
+    });
+    return watchClaimedIds(controller, informer, APP_ID_INDEX, (spec) => String(spec.id));
   }
 
   async reconcile(key: string, context: Pick<ReconcileContext, 'log'>): Promise<undefined> {

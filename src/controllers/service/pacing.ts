@@ -2,8 +2,8 @@
 // key for one generation and action at a time (a spec change or another action starts
 // afresh); and when the current call sequence started, which its deadline counts from.
 import { type BackoffOptions, backoffDelay } from '../../kube/index.js';
-import { provisioningSince } from './conditions.js';
 import type { ServiceAction } from '../provisioners/service-provisioner.js';
+import { provisioningSince } from './conditions.js';
 import type { RawService } from './resources.js';
 
 /** Between polls of a provider that gave no Retry-After, and between failed calls. */

@@ -48,6 +48,13 @@ import {
 } from '../../domain/status.js';
 import { type BackoffOptions, type Kube, keyOf, type ResourceClient } from '../../kube/index.js';
 import { Controller, type ReconcileContext, type Result, Stalled } from '../../runtime/index.js';
+import type {
+  ProviderEndpoint,
+  ServiceAction,
+  ServiceProgress,
+  ServiceProvisioner,
+  ServiceTarget,
+} from '../provisioners/service-provisioner.js';
 import {
   type SpecificationInformer,
   type SpecificationObject,
@@ -64,13 +71,6 @@ import {
 } from './conditions.js';
 import { outputsSecretName, writeOutputs } from './outputs.js';
 import { DEFAULT_PROVIDER_BACKOFF, ProviderPacing } from './pacing.js';
-import type {
-  ProviderEndpoint,
-  ServiceAction,
-  ServiceProgress,
-  ServiceProvisioner,
-  ServiceTarget,
-} from '../provisioners/service-provisioner.js';
 import {
   type AttributeSecretInformer,
   type RawService,

@@ -3,7 +3,7 @@
 // specifications claiming one id owns it (the oldest), and reports Ready when usable.
 import type { Logger } from 'pino';
 import { ServiceSpecificationSpec as SpecificationSchema } from '../../api/index.js';
-import { claimantKeys, claimOwnerKey } from '../../domain/claims.js';
+import { claimOwnerKey } from '../../domain/claims.js';
 import type { EventRecorder } from '../../domain/event-recorder.js';
 import { readByKey, specProblems } from '../../domain/lifecycle.js';
 import type { SchemaCache } from '../../domain/services/attributes.js';
@@ -15,12 +15,8 @@ import {
   READY_TRANSITIONS,
 } from '../../domain/status.js';
 import type { Kube, KubeObject, ResourceClient } from '../../kube/index.js';
-import {
-  Controller,
-  generationChanged,
-  type ReconcileContext,
-  type Result,
-} from '../../runtime/index.js';
+import { Controller, type ReconcileContext, type Result } from '../../runtime/index.js';
+import { watchClaimedIds } from '../claimed-ids.js';
 import { SIGNING_KEY } from '../provisioners/webhook/index.js';
 import {
   RawSpecifications,
@@ -52,23 +48,15 @@ export class SpecificationReconciler {
 
   controller(): Controller {
     const informer = this.options.specifications;
-    return (
-      new Controller({
-        name: 'servicespecifications',
-        log: this.options.log,
-        workers: 2,
-        reconciler: this,
-      })
-        // Status writes (ours) change neither a specification's report nor who owns its id;
-        // what the report reads besides (its signing Secret) is looked at again by requeue.
-        .watch(informer, undefined, generationChanged)
-        // Specifications sharing its id: who owns the id may change with this one.
-        .watch(
-          informer,
-          (s) => (s.spec ? claimantKeys(informer, SPEC_ID_INDEX, s.spec.id) : []),
-          generationChanged,
-        )
-    );
+    const controller = new Controller({
+      name: 'servicespecifications',
+      log: this.options.log,
+      workers: 2,
+      reconciler: this,
+    });
+    // What a report reads besides the specification (its signing Secret) is looked at again
+    // by requeue, not by a watch.
+    return watchClaimedIds(controller, informer, SPEC_ID_INDEX, (spec) => spec.id);
   }
 
   async reconcile(
