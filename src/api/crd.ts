@@ -1,5 +1,5 @@
 // The CRD generator: turns the zod schemas of the kinds into apiextensions.k8s.io/v1
-// CustomResourceDefinitions with structural openAPIV3Schema (rules: ../shared/notes/zod-to-crd.md).
+// CustomResourceDefinitions with structural openAPIV3Schema (rules: docs/zod-to-crd.md).
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { CATEGORY, GROUP, KINDS, type KindInfo, VERSION } from './resources.js';
