@@ -2,7 +2,7 @@
 // this machine, then one table — each benchmark figure beside what it is measured against in
 // the same run (a ratio), each reliability scenario with what it tried and what it found.
 // `--write FILE` also writes that table as Markdown with the date and the machine
-// (docs/figures.md holds a real run's). `--only a,b` picks benchmarks (local-api, reconcile,
+// (docs/benchmarks.md holds a real run's). `--only a,b` picks benchmarks (local-api, reconcile,
 // facade); `--no-reliability` leaves the suite out; `--bounded` runs its bounded form.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
