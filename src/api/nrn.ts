@@ -1,5 +1,5 @@
 // NRN: the spec's hierarchical resource name. Owns parsing, formatting, ordering and the
-// matching rules of DESIGN.md ("NRN filter"); every other module goes through here.
+// matching rules of docs/interface.md ("NRN"); every other module goes through here.
 
 export const NRN_LEVELS = ['organization', 'account', 'namespace', 'application', 'scope'] as const;
 export type NrnLevel = (typeof NRN_LEVELS)[number];
@@ -113,9 +113,9 @@ function prefixMatches(prefix: Nrn, of: Nrn): boolean {
 }
 
 /**
- * The list filter of DESIGN.md: an NRN `owned` by a service matches query `query` when it is
- * the query or one of its ancestors (what is visible at the query), or, when the query ends
- * in `*`, when it lies anywhere below the query.
+ * The list filter of docs/interface.md: an NRN `owned` by a service matches query `query` when
+ * it is the query or one of its ancestors (what is visible at the query), or, when the query
+ * ends in `*`, when it lies anywhere below the query.
  */
 export function nrnMatches(query: Nrn, owned: Nrn): boolean {
   if (prefixMatches(owned, query)) return true;

@@ -1,4 +1,4 @@
-// Every row of the spec's "Limits" table (and DESIGN.md's page-size maximum): accepted at the
+// Every row of the "Limits" table of docs/interface.md (the page-size maximum too): accepted at the
 // bound, refused one past it, with the error naming the field. Each bound is checked on the
 // zod schema and on the generated CRD schema, which the API server enforces for manifests.
 import { Ajv } from 'ajv';
@@ -92,7 +92,7 @@ describe('List parameters limit and offset: string length at least 1', () => {
       expectRefusedNaming(ListServicesQuery, { [field]: bad }, field);
     }
   });
-  it('limit: 1 to 1500 (DESIGN.md), offset from 0', () => {
+  it('limit: 1 to 1500 (docs/interface.md), offset from 0', () => {
     expect(ListServicesQuery.parse({ limit: '1500', offset: '0' })).toMatchObject({
       limit: 1500,
       offset: 0,

@@ -121,7 +121,7 @@ describe('valuesOverlap', () => {
   });
 });
 
-describe('nrnMatches (the NRN filter of DESIGN.md)', () => {
+describe('nrnMatches (the id filter of docs/interface.md)', () => {
   const org = 'organization=7';
   const account = 'organization=7:account=8';
   const app = 'organization=7:account=8:namespace=9:application=10';

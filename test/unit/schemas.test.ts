@@ -103,7 +103,7 @@ describe('create-scope request', () => {
 });
 
 describe('list-services query', () => {
-  it('applies the defaults of DESIGN.md', () => {
+  it('applies the defaults of docs/interface.md', () => {
     expect(ListServicesQuery.parse({})).toEqual({
       limit: 30,
       offset: 0,

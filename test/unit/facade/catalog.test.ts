@@ -557,7 +557,7 @@ describe('ServiceCatalog: nested secret attributes', () => {
   });
 });
 
-// The owners of DESIGN.md's NRN filter examples.
+// The owners of the NRN filter examples of docs/interface.md.
 const ORG = 'organization=7';
 const ACCOUNT = 'organization=7:account=8';
 const APP = 'organization=7:account=8:namespace=9:application=10';
@@ -589,7 +589,7 @@ describe.each([
     [`${APP}:scope=11`, ['org', 'account', 'app']],
     ['organization=7:account=9*', ['org', 'other']],
     ['organization=8', []],
-  ])('the NRN filter of DESIGN.md: %s sees %j', (nrn, expected) => {
+  ])('the NRN filter of docs/interface.md: %s sees %j', (nrn, expected) => {
     expect(page(designCatalog(options), { nrn })).toEqual(expected);
   });
 
