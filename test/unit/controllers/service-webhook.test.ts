@@ -1,6 +1,7 @@
 // The webhook provisioner's pure parts: signing and verification (timestamp in the signed
 // string, replays refused), the payload it sends, and how a provider's answer becomes progress.
 import { describe, expect, it } from 'vitest';
+import type { ServiceTarget } from '../../../src/controllers/provisioners/service-provisioner.js';
 import {
   interpret,
   retryAfter,
@@ -8,7 +9,6 @@ import {
   verifySignature,
   webhookPayload,
 } from '../../../src/controllers/provisioners/webhook/index.js';
-import type { ServiceTarget } from '../../../src/controllers/provisioners/service-provisioner.js';
 
 const now = new Date('2025-06-01T12:00:00Z');
 const ts = String(Math.floor(now.getTime() / 1000));

@@ -4,11 +4,11 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookProvisioner } from '../../../src/controllers/provisioners/webhook/index.js';
 import type {
   ProviderEndpoint,
   ServiceTarget,
 } from '../../../src/controllers/provisioners/service-provisioner.js';
+import { WebhookProvisioner } from '../../../src/controllers/provisioners/webhook/index.js';
 import type { Kube } from '../../../src/kube/index.js';
 
 /** A provider that takes the request and never answers; it records each request's close. */
