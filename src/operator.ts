@@ -57,7 +57,7 @@ export function defaultIdentity(): string {
   return `${hostname()}-${randomBytes(4).toString('hex')}`;
 }
 
-/** The operator's kinds, in the order their controllers start (and stop in reverse). */
+/** The operator's kinds: each one's setup, called in this order; their controllers run side by side. */
 const KINDS: readonly ((context: SetupContext) => KindSetup)[] = [
   setupApplications,
   setupScopes,

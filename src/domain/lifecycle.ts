@@ -8,6 +8,15 @@ import { isNotFound, type KubeObject, type ResourceClient } from '../kube/index.
 import { RETRY_ANNOTATION, shortHash } from './names.js';
 import { condition, type HealthReport } from './status.js';
 
+/** Who a provisioner works for: the object's key, namespace, name and uid. */
+export function ownerOf(
+  key: string,
+  object: KubeObject<unknown, unknown>,
+): { key: string; namespace: string; name: string; uid: string } {
+  const { namespace, name, uid } = object.metadata;
+  return { key, namespace: namespace ?? '', name, uid: uid ?? '' };
+}
+
 /** The object behind a work-queue key, or undefined when it is gone (nothing left to do). */
 export async function readByKey<Spec, Status>(
   client: ResourceClient<Spec, Status>,

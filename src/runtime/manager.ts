@@ -1,7 +1,8 @@
-// The Manager (controller-runtime's): one place that starts a process's runnables in order and
-// stops them in reverse — the shared informers first (every controller reads their caches),
-// then the runnables that run everywhere, then, when elected, the leader-only ones (the
-// controllers), halted when leadership is lost and started again when it is won back.
+// The Manager (controller-runtime's): one place that starts a process's runnables and stops
+// them — the shared informers first (every controller reads their caches), then the runnables
+// that run everywhere, then, when elected, the leader-only ones (the controllers, together),
+// halted when leadership is lost and started again when it is won back; stopped the other way
+// round.
 import type { Logger } from 'pino';
 import { toError } from './controller.js';
 import { type LeaderElectionOptions, LeaderElector } from './leader.js';
@@ -17,7 +18,11 @@ export interface ManagerOptions {
   readonly log: Logger;
   /** Started first and stopped first; shared by the runnables. */
   readonly informers: readonly Startable[];
-  /** Started in this order after the informers, stopped in reverse. */
+  /**
+   * After the informers: those that run everywhere in this order, then the leader-only ones
+   * together. Stopped the other way round: the leader-only ones together (each drains within
+   * the bound, side by side), then the others in reverse order.
+   */
   readonly runnables: readonly Runnable[];
   /**
    * Without it, leader-only runnables start at once (a single replica). With it, losing
@@ -111,10 +116,10 @@ export class Manager {
   }
 
   /**
-   * Graceful shutdown, in order: informers stop (no new keys), the runnables stop in reverse
-   * order, each waiting up to drainTimeoutMs for its work in flight (controllers first, so
-   * what their last reconciles queued, such as Events, is still written), the lease is
-   * released. Resolves true when every runnable drained in time.
+   * Graceful shutdown, in order: informers stop (no new keys), the leader-only runnables stop
+   * together, each waiting up to drainTimeoutMs for its work in flight, the lease is released,
+   * then the others stop in reverse order (so what the last reconciles queued, such as Events,
+   * is still written). Resolves true when every runnable drained in time.
    */
   stop(): Promise<boolean> {
     this.stopping ??= (async () => {

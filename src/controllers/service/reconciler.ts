@@ -23,6 +23,7 @@ import {
   failureStands,
   hasFinalizer,
   observedRetry,
+  ownerOf,
   readByKey,
   removeFinalizer,
   retryReport,
@@ -38,6 +39,7 @@ import {
 import {
   type LabelledSecret,
   readSecret,
+  SECRET_RECHECK_MS,
   type SecretDigester,
 } from '../../domain/services/secrets.js';
 import {
@@ -92,11 +94,6 @@ const STICKY_FAILURES = new Set([
   'DeadlineExceeded',
   'OutputSecretTaken',
 ]);
-/**
- * Only Secrets the operator has labelled are watched (watching all would cache every Secret
- * of the cluster); one that does not exist yet has no label, so it is looked at again.
- */
-const SECRET_RECHECK_MS = 5000;
 
 export interface ServiceReconcilerOptions {
   readonly kube: Pick<Kube, 'resource'>;
@@ -391,14 +388,7 @@ export class ServiceReconciler {
           { health: 'reconciling', reason: 'Provisioning', message: progress.message },
           { provisioning: { action, started }, ...digest },
         );
-        return {
-          requeueAfter: this.pacing.later(
-            key,
-            service.metadata.generation,
-            action,
-            progress.retryAfterMs,
-          ),
-        };
+        return this.callAgain(key, service, action, progress.retryAfterMs);
       case 'failed':
         this.pacing.forget(key);
         log.warn({ service: key, reason: progress.reason, action }, 'service provisioning failed');
@@ -466,15 +456,7 @@ export class ServiceReconciler {
     );
     log.info({ service: key, action }, 'service provider unavailable; retrying');
     const cap = late ? undefined : Math.max(1, remaining);
-    return {
-      requeueAfter: this.pacing.later(
-        key,
-        service.metadata.generation,
-        action,
-        progress.retryAfterMs,
-        cap,
-      ),
-    };
+    return this.callAgain(key, service, action, progress.retryAfterMs, cap);
   }
 
   /**
@@ -613,14 +595,7 @@ export class ServiceReconciler {
           { health: 'reconciling', reason: 'Deleting', message: progress.message },
           { provisioning: { action: 'delete', started } },
         );
-        return {
-          requeueAfter: this.pacing.later(
-            key,
-            service.metadata.generation,
-            'delete',
-            progress.retryAfterMs,
-          ),
-        };
+        return this.callAgain(key, service, 'delete', progress.retryAfterMs);
       case 'failed':
         // A refused delete keeps the finalizer: deleting the service must not leak.
         await this.setStatus(
@@ -631,14 +606,7 @@ export class ServiceReconciler {
           { provisioning: { action: 'delete', started }, messages: progress.messages },
         );
         log.warn({ service: key, reason: progress.reason }, 'service deprovisioning refused');
-        return {
-          requeueAfter: this.pacing.later(
-            key,
-            service.metadata.generation,
-            'delete',
-            this.pacing.backoff.maxMs,
-          ),
-        };
+        return this.callAgain(key, service, 'delete', this.pacing.backoff.maxMs);
       case 'unavailable':
         return this.unavailable(
           key,
@@ -662,15 +630,24 @@ export class ServiceReconciler {
     action: ServiceAction,
   ): ServiceTarget {
     return {
-      key,
-      namespace: service.metadata.namespace ?? '',
-      name: service.metadata.name,
-      uid: service.metadata.uid ?? '',
+      ...ownerOf(key, service),
       generation: service.metadata.generation,
       spec,
       attributes,
       action,
     };
+  }
+
+  /** Another look when the provider may be called again: its Retry-After, else backoff. */
+  private callAgain(
+    key: string,
+    service: RawService,
+    action: ServiceAction,
+    retryAfterMs: number | undefined,
+    cap?: number,
+  ): Result {
+    const generation = service.metadata.generation;
+    return { requeueAfter: this.pacing.later(key, generation, action, retryAfterMs, cap) };
   }
 
   /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */

@@ -7,7 +7,7 @@ import { claimOwnerKey } from '../../domain/claims.js';
 import type { EventRecorder } from '../../domain/event-recorder.js';
 import { readByKey, specProblems } from '../../domain/lifecycle.js';
 import type { SchemaCache } from '../../domain/services/attributes.js';
-import { readSecret } from '../../domain/services/secrets.js';
+import { readSecret, SECRET_RECHECK_MS } from '../../domain/services/secrets.js';
 import {
   commitStatus,
   type HealthReport,
@@ -24,9 +24,6 @@ import {
   type SpecificationInformer,
   type SpecificationStatusBlock,
 } from './resources.js';
-
-/** Secrets are not watched (that would cache every Secret): a missing one is looked at again. */
-const SECRET_RECHECK_MS = 5000;
 
 export interface SpecificationReconcilerOptions {
   readonly kube: Pick<Kube, 'resource'>;

@@ -95,6 +95,13 @@ function secretValues(secret: KubeObject): Record<string, string> {
   return values;
 }
 
+/**
+ * How soon a Secret that is missing is looked at again: only Secrets the operator has labelled
+ * are watched (watching all would cache every Secret of the cluster), and one that does not
+ * exist yet has no label.
+ */
+export const SECRET_RECHECK_MS = 5000;
+
 export const DIGEST_KEY_SECRET = 'nrn-operator-digest-key';
 const DIGEST_KEY_FIELD = 'key';
 const DIGEST_KEY_BYTES = 32;
