@@ -70,7 +70,13 @@ export async function runLocal(options: LocalOptions): Promise<number> {
       close: (p) => () => p.close(),
     },
   );
-  const running = ['API server'];
+  // A relative data dir started from elsewhere is a new, empty cluster: say which this is.
+  const { state, objects } = plane.opened;
+  process.stdout.write(
+    state === 'created'
+      ? `nrn-operator local: data dir ${dataDir} created (a new, empty cluster)\n`
+      : `nrn-operator local: data dir ${dataDir} reopened (${objects} objects)\n`,
+  );
   let kube: Kube | undefined;
   let observability: ObservabilityServer | undefined;
   let facade: Facade | undefined;
@@ -111,7 +117,6 @@ export async function runLocal(options: LocalOptions): Promise<number> {
         }),
       { close: (operator) => () => operator.stop() },
     );
-    running.push('operator');
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
   }
@@ -143,8 +148,10 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   // KUBECONFIG stays last: test/support (and scripts) read the path after it to the line's end.
   const metricsAt = observability !== undefined ? `; metrics at ${observability.url}` : '';
   const facadeAt = facade !== undefined ? `; facade at ${facade.url}${tokenAt}` : '';
+  // Each part with where it is: the operator has no address of its own, it only runs.
+  const operatorAt = options.operator ? '; operator running' : '';
   process.stdout.write(
-    `nrn-operator local ready: ${running.join(', ')} at ${plane.url}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
+    `nrn-operator local ready: API server at ${plane.url}${operatorAt}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
   );
   const clean = await stopped;
   log.info({ clean }, 'stopped');

@@ -5,8 +5,15 @@ import { FreeObject, IntegerId, ScopePhase, ScopeTier, ScopeType, StringMap } fr
 
 export const MAX_SCOPE_NAME = 60;
 
-/** Scope name: at most 60 characters (the spec), and not empty, since the slug comes from it. */
-export const ScopeName = z.string().min(1).max(MAX_SCOPE_NAME);
+/**
+ * Scope name: at most 60 characters (the spec), with a letter or a digit (of any script), since
+ * the slug comes from it: a name of spaces or punctuation alone names nothing.
+ */
+export const ScopeName = z
+  .string()
+  .min(1)
+  .max(MAX_SCOPE_NAME)
+  .regex(/[\p{L}\p{N}]/u, { error: 'must contain a letter or a digit' });
 
 const Quantity = z.number().nonnegative();
 

@@ -11,6 +11,8 @@ export const SCOPE_NAMESPACE_LABEL = `${LABEL_PREFIX}/scope-namespace`;
 export const SCOPE_NAME_LABEL = `${LABEL_PREFIX}/scope-name`;
 export const NRN_LABEL = `${LABEL_PREFIX}/nrn`;
 export const NRN_ANNOTATION = `${LABEL_PREFIX}/nrn`;
+/** On what the operator makes for a scope: the scope's `namespace/name`, exactly. */
+export const SCOPE_ANNOTATION = `${LABEL_PREFIX}/scope`;
 export const SPEC_HASH_ANNOTATION = `${LABEL_PREFIX}/spec-hash`;
 /**
  * On a Scope or Service: a new value asks a `failed` one to try again. The value acted on is
@@ -82,6 +84,18 @@ export function scopeDomain(
 export function nrnLabelValue(nrn: string): string {
   const safe = nrn.replaceAll('=', '-').replaceAll(':', '.');
   return safe.length <= MAX_LABEL_VALUE ? safe : `sha256-${shortHash(nrn, 40)}`;
+}
+
+/** A valid label value: 63 characters at most, alphanumeric at both ends, `-_.` inside. */
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * `text` as a label value: itself when it is one, else `h-<40 hex>` of it (a scope's name may
+ * be 253 characters). Still selectable by whoever computes it; the exact text goes in an
+ * annotation beside it.
+ */
+export function labelValue(text: string): string {
+  return LABEL_VALUE.test(text) ? text : `h-${shortHash(text, 40)}`;
 }
 
 /** The namespace the namespace provisioner makes for scope `id`. */

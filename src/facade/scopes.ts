@@ -85,24 +85,29 @@ export class ScopeStore {
     }
     const namespace = app.metadata.namespace ?? 'default';
     const slug = slugify(request.name);
-    const taken = this.slugTaken(request.application_id, slug);
-    if (taken !== undefined) throw alreadyExists(request, slug);
+    const holder = slugHolder(this.options.scopes, request.application_id, slug);
+    if (holder !== undefined) throw alreadyExists(request, slug, holder);
 
     const id = await this.options.ids.allocate().catch((error: unknown) => {
       throw kubeFailure(error, 'allocating a scope id');
     });
     let created: ScopeObject;
+    const name = `${request.application_id}-${slug}`;
     try {
       created = await this.client.create({
         metadata: {
-          name: `${request.application_id}-${slug}`,
+          name,
           namespace,
           labels: { [SCOPE_ID_LABEL]: String(id) },
         },
         spec: request,
       });
     } catch (error) {
-      if (isAlreadyExists(error)) throw alreadyExists(request, slug);
+      if (isAlreadyExists(error)) {
+        // Made since the cache last heard: read, to name it as the cache would have.
+        const existing = await this.client.get({ namespace, name }).catch(() => undefined);
+        throw alreadyExists(request, slug, existing ?? { metadata: { namespace, name } });
+      }
       throw kubeFailure(error, 'creating the scope');
     }
 
@@ -130,14 +135,6 @@ export class ScopeStore {
     }
     if (object === undefined) return undefined;
     return { scope: scopeView(object), namespace: object.metadata.namespace ?? 'default' };
-  }
-
-  /** Namespace/name of a scope of the application with this slug, from the cache. */
-  private slugTaken(applicationId: number, slug: string): string | undefined {
-    const holder = slugHolder(this.options.scopes, applicationId, slug);
-    return holder === undefined
-      ? undefined
-      : `${holder.metadata.namespace}/${holder.metadata.name}`;
   }
 
   /**
@@ -179,10 +176,22 @@ export class ScopeStore {
   }
 }
 
-function alreadyExists(request: CreateScopeRequest, slug: string): FacadeError {
+/** The 409 naming the scope that holds the slug: its name, its id when it has one, its resource. */
+function alreadyExists(
+  request: CreateScopeRequest,
+  slug: string,
+  holder: {
+    metadata: { namespace?: string; name: string };
+    spec?: { name?: string };
+    status?: { id?: number };
+  },
+): FacadeError {
+  const { namespace, name } = holder.metadata;
+  const named = holder.spec?.name !== undefined ? ` ${JSON.stringify(holder.spec.name)}` : '';
+  const id = holder.status?.id !== undefined ? ` (id ${holder.status.id})` : '';
   return new FacadeError(
     'SCOPE_ALREADY_EXISTS',
-    `application ${request.application_id} already has a scope named ${JSON.stringify(request.name)} (slug ${slug})`,
+    `application ${request.application_id} already has scope${named}${id}, resource ${namespace}/${name}, with slug ${slug}, which ${JSON.stringify(request.name)} would take`,
   );
 }
 

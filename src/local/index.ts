@@ -55,6 +55,12 @@ export interface ControlPlane {
   readonly ca: string;
   readonly kubeconfigPath: string;
   readonly dataDir: string;
+  /**
+   * What the data dir held when the plane opened it: nothing (a new cluster, `created`), or
+   * `objects` from an earlier run (`reopened`). Started from another directory, a relative
+   * data dir is a new, empty cluster: the command says which it got.
+   */
+  readonly opened: { readonly state: 'created' | 'reopened'; readonly objects: number };
   /** Resolves when the housekeeping loops have nothing left to do (for tests). */
   idle(): Promise<void>;
   /** Ends every open watch, as a restart would (for tests of clients' re-watch). */
@@ -72,6 +78,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const host = options.host ?? '127.0.0.1';
   const tls = await loadOrCreateTls(join(dataDir, 'tls'), host);
   const store = await Store.open(join(dataDir, 'store'), { fsync: options.fsync ?? true });
+  const held = store.count();
+  const opened = { state: held === 0 ? 'created' : 'reopened', objects: held } as const;
 
   const registry = new Registry();
   const objects = new Objects(store, { servedTypes: () => registry.all() }, log);
@@ -142,7 +150,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const kubeconfigPath = join(dataDir, 'kubeconfig');
   await writePrivate(kubeconfigPath, kubeconfigYaml(url, token, tls.ca));
   log.info(
-    { url, dataDir, revision: store.revision, invalidRecords: invalid.length },
+    { url, dataDir, ...opened, revision: store.revision, invalidRecords: invalid.length },
     'local control plane ready',
   );
 
@@ -162,6 +170,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     token,
     ca: tls.ca,
     kubeconfigPath,
+    opened,
     dataDir,
     idle: () => housekeeping.idle(),
     dropWatches: () => api.dropWatches(),

@@ -45,6 +45,14 @@ describe('facade: served by the nrn-operator command', () => {
     const ready = first.lines.find((l) => l.includes('ready:')) ?? '';
     const url = /facade at (http:\/\/\S+)/.exec(ready)?.[1] ?? '';
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Each part with where it is (the operator has no address), KUBECONFIG last; and what the
+    // data dir was.
+    expect(ready).toMatch(
+      /^nrn-operator local ready: API server at https:\/\/127\.0\.0\.1:\d+; operator running; facade at http:\/\/127\.0\.0\.1:\d+ \(token in \S+\); KUBECONFIG=\S+$/,
+    );
+    expect(first.lines).toContain(
+      `nrn-operator local: data dir ${dir} created (a new, empty cluster)`,
+    );
 
     const answer = await fetch(`${url}/service`, { headers: { authorization: `Bearer ${token}` } });
     expect(answer.status).toBe(200);
@@ -56,6 +64,9 @@ describe('facade: served by the nrn-operator command', () => {
     const second = await startLocal(dir);
     children.push(second.child);
     expect(second.lines.join('\n')).not.toContain(token);
+    expect(second.lines.join('\n')).toMatch(
+      new RegExp(`nrn-operator local: data dir ${dir} reopened \\(\\d+ objects\\)`),
+    );
     const again = /facade at (http:\/\/\S+)/.exec(second.lines.join('\n'))?.[1] ?? '';
     const kept = await fetch(`${again}/service`, { headers: { authorization: `Bearer ${token}` } });
     expect(kept.status).toBe(200);

@@ -423,11 +423,50 @@ describe('facade', () => {
     });
 
     it('refuses a second scope of the same name in the application (409)', async () => {
-      expect((await createScope('Payments')).status).toBe(200);
+      const first = await createScope('Payments');
+      expect(first.status).toBe(200);
+      const id = (first.body as Scope).id;
       const again = expectError(await createScope('Payments'), 409, 'SCOPE_ALREADY_EXISTS');
       expect(again.message).toContain('Payments');
-      // A name with the same slug is the same scope name here.
-      expectError(await createScope('payments'), 409, 'SCOPE_ALREADY_EXISTS');
+      // A name with the same slug is the same scope name here; the 409 names the scope that
+      // holds the slug, not the request's.
+      const alike = expectError(await createScope('PAYMENTS!'), 409, 'SCOPE_ALREADY_EXISTS');
+      expect(alike.message).toContain(
+        `scope "Payments" (id ${id}), resource ${ns}/${appId}-payments`,
+      );
+      expect(alike.message).toContain('"PAYMENTS!" would take');
+    });
+
+    it('takes the longest names to active: 60 characters, 60 multi-byte ones', async () => {
+      // 60 characters: `<application id>-<slug>` is past a label value's 63.
+      const long = `Long ${'n'.repeat(55)}`;
+      const multiByte = '東京'.repeat(30);
+      const accented = 'é'.repeat(60);
+      for (const name of [long, multiByte, accented]) {
+        expect(name.length).toBe(60);
+        const answer = await createScope(name);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        const scope = Scope.parse(answer.body);
+        const deadline = Date.now() + 20_000;
+        let current: Scope = scope;
+        while (
+          current.status !== 'active' &&
+          current.status !== 'failed' &&
+          Date.now() < deadline
+        ) {
+          await sleep(50);
+          current = Scope.parse((await call<Scope>('GET', `/scope/${scope.id}`)).body);
+        }
+        expect(current.status, JSON.stringify(current.messages)).toBe('active');
+      }
+    });
+
+    it('refuses a name of spaces or punctuation alone: it makes no slug (400)', async () => {
+      for (const name of ['   ', '---', '¡!¿?', '\t']) {
+        const body = expectError(await createScope(name), 400, 'VALIDATION_FAILED');
+        expect(body.message, JSON.stringify(name)).toContain('name');
+        expect(body.message).toContain('must contain a letter or a digit');
+      }
     });
 
     it('refuses an application that does not exist (400) and creates nothing', async () => {

@@ -23,6 +23,7 @@ import {
   ensureFinalizer,
   failureStands,
   hasFinalizer,
+  ownerOf,
   readByKey,
   removeFinalizer,
   retryReport,
@@ -32,6 +33,7 @@ import {
 import {
   DEFAULT_BASE_DOMAIN,
   RETRY_ANNOTATION,
+  SCOPE_ANNOTATION,
   SCOPE_ID_LABEL,
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
@@ -95,6 +97,9 @@ const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
 
 /** From an object the operator made for a scope to that scope's key. */
 export function scopeKeyOfChild(object: KubeObject): string | undefined {
+  const exact = object.metadata.annotations?.[SCOPE_ANNOTATION];
+  if (exact !== undefined) return exact;
+  // Made before the annotation: the labels, whose name is exact when it fitted in a label.
   const labels = object.metadata.labels ?? {};
   const namespace = labels[SCOPE_NAMESPACE_LABEL];
   const name = labels[SCOPE_NAME_LABEL];
@@ -454,14 +459,7 @@ export class ScopeReconciler {
     spec: ScopeSpec,
     identity: Identity,
   ): ScopeTarget {
-    return {
-      key,
-      namespace: scope.metadata.namespace ?? '',
-      name: scope.metadata.name,
-      uid: scope.metadata.uid ?? '',
-      ...identity,
-      requestedSpec: spec.requested_spec,
-    };
+    return { ...ownerOf(key, scope), ...identity, requestedSpec: spec.requested_spec };
   }
 
   /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */

@@ -4,11 +4,13 @@
 // as desired), and removed with the Namespace.
 import type { RequestedSpec } from '../../../api/index.js';
 import {
+  labelValue,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   NRN_ANNOTATION,
   NRN_LABEL,
   nrnLabelValue,
+  SCOPE_ANNOTATION,
   SCOPE_ID_LABEL,
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
@@ -66,12 +68,16 @@ export function desiredChildren(target: ScopeTarget): KubeObject[] {
     [SCOPE_ID_LABEL]: String(target.id),
     [SCOPE_UID_LABEL]: target.uid,
     [SCOPE_NAMESPACE_LABEL]: target.namespace,
-    [SCOPE_NAME_LABEL]: target.name,
+    [SCOPE_NAME_LABEL]: labelValue(target.name),
     [NRN_LABEL]: nrnLabelValue(target.nrn),
   };
   const spec = target.requestedSpec;
   const hash = specHash(spec, target);
-  const annotations = { [NRN_ANNOTATION]: target.nrn, [SPEC_HASH_ANNOTATION]: hash };
+  const annotations = {
+    [NRN_ANNOTATION]: target.nrn,
+    [SCOPE_ANNOTATION]: `${target.namespace}/${target.name}`,
+    [SPEC_HASH_ANNOTATION]: hash,
+  };
   const meta = (name: string, namespace?: string) => ({
     name,
     ...(namespace !== undefined ? { namespace } : {}),
@@ -144,7 +150,8 @@ function limitsOf(spec: RequestedSpec): Record<string, unknown> {
 }
 
 function specHash(spec: RequestedSpec, target: ScopeTarget): string {
-  return shortHash(canonical({ spec, nrn: target.nrn, v: 1 }), 16);
+  // v2: children carry the scope annotation (and a label value that fits for long names).
+  return shortHash(canonical({ spec, nrn: target.nrn, v: 2 }), 16);
 }
 
 /**
