@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorBody, ServicePage } from '../../src/api/index.js';
+import { ErrorBody, ScopeName, ServicePage } from '../../src/api/index.js';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
 import { kubectlAt } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
@@ -531,7 +531,8 @@ describe('abuse: the facade', () => {
     await refusedOnly(
       fc.asyncProperty(
         fc.constantFrom<Caller>('none', 'wrong', 'lister', 'reader'),
-        fc.string({ minLength: 1, maxLength: 60 }),
+        // Well-formed: a name the schema takes (a letter or a digit among 1 to 60 characters).
+        fc.string({ minLength: 1, maxLength: 60 }).filter((n) => ScopeName.safeParse(n).success),
         async (caller, name) => {
           const answer = await facadeRefused(
             {
