@@ -1,4 +1,4 @@
-// The layering rule of DESIGN.md ("Code shape"), checked in CI as kopf does with import-linter.
+// The layering rules of ADR 0015 (docs/architecture.md draws them), checked in CI as kopf does with import-linter.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
