@@ -144,7 +144,7 @@ describe('facade', () => {
       metadata: { name: 'db-secrets', namespace: ns },
       stringData: { password: 's3cret-value' },
     });
-    // The example of DESIGN.md's NRN filter, plus one linked in from another organization
+    // The example of docs/interface.md's NRN filter, plus one linked in from another organization
     // and one whose specification does not exist (it stays pending).
     const services = kube.resource(Services);
     await services.create(
@@ -224,7 +224,7 @@ describe('facade', () => {
       expect(JSON.stringify(answer.body)).not.toContain('null');
     });
 
-    it('filters by NRN as DESIGN.md says: what is visible at it, and subtrees with *', async () => {
+    it('filters by NRN as docs/interface.md says: what is visible at it, and subtrees with *', async () => {
       expect(await names(`id=organization=${org}`)).toEqual(['a-org']);
       expect((await names(`id=organization=${org}:account=8`)).sort()).toEqual([
         'a-org',

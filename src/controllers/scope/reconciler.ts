@@ -1,4 +1,4 @@
-// The Scope reconciler: the lifecycle of DESIGN.md. Identity (id from the counter, slug,
+// The Scope reconciler: the lifecycle of docs/design.md. Identity (id from the counter, slug,
 // domain, NRN) once its application exists, recorded in status (`pending`) before anything
 // else; then the id label and the finalizer, in one patch; then the provisioner until `active`
 // or `failed`: `creating` is written only while provisioning takes more than one pass (a scope

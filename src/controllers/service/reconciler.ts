@@ -1,4 +1,4 @@
-// The Service reconciler: the lifecycle of DESIGN.md. Finalizer first; `pending_create` when
+// The Service reconciler: the lifecycle of docs/design.md. Finalizer first; `pending_create` when
 // accepted; `pending` while its specification (or its secret) is awaited; attributes, plain
 // and secret, validated together against the specification's schema; then the provisioner
 // (`creating`, or `updating` after a spec change or a change of the attribute Secret) until
