@@ -85,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
           apiPort: flags['api-port'],
           host: flags.host,
           operator: !flags['no-operator'],
+          log: { level: flags['log-level'], format: flags['log-format'] },
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
           ...(flags['metrics-port'] !== undefined
             ? { metrics: { host: flags['metrics-host'], port: flags['metrics-port'] } }
@@ -98,6 +99,7 @@ export async function main(argv: string[]): Promise<number> {
       return startOrExplain('run', () =>
         runOperator({
           leaderElection: !flags['no-leader-election'],
+          log: { level: flags['log-level'], format: flags['log-format'] },
           metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
           namespace: flags.namespace,
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),

@@ -2,6 +2,7 @@
 // variables and defaults), the help made from it, and the strict parse to typed flags.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from './log.js';
 
 /** What the help and the README say of a flag; the schema it is registered on says the rest. */
 export interface FlagMeta {
@@ -77,6 +78,26 @@ const facadeFlags = (defaultAuth: 'static' | 'kubernetes', authHelp: string) => 
   }),
 });
 
+/** How `local` and `run` log. LOG_LEVEL and LOG_FORMAT, not NRN_*: the names most tools read. */
+const logFlags = () => ({
+  'log-level': z
+    .enum(LOG_LEVELS, { error: `not one of ${LOG_LEVELS.join(', ')}` })
+    .default(DEFAULT_LOG_LEVEL)
+    .register(flagMeta, {
+      value: 'LEVEL',
+      env: 'LOG_LEVEL',
+      help: 'the least severe log record written: trace, debug, info, warn, error, fatal or silent',
+    }),
+  'log-format': z
+    .enum(LOG_FORMATS, { error: `not one of ${LOG_FORMATS.join(', ')}` })
+    .default('auto')
+    .register(flagMeta, {
+      value: 'FORMAT',
+      env: 'LOG_FORMAT',
+      help: 'logs on stderr: json (one JSON object a line), pretty (coloured lines for a person), auto (pretty when stderr is a terminal, json otherwise)',
+    }),
+});
+
 /** One certificate without its key would serve plain HTTP where HTTPS was meant. */
 function tlsPair(
   flags: { 'facade-tls-cert'?: string | undefined; 'facade-tls-key'?: string | undefined },
@@ -119,6 +140,7 @@ const localSchema = z
       'static',
       'static (--facade-token-file, or DIR/token made on first start), kubernetes (TokenReview + SubjectAccessReview), none (loopback only)',
     ),
+    ...logFlags(),
   })
   .superRefine(tlsPair);
 
@@ -164,6 +186,7 @@ const runSchema = z
       'kubernetes',
       'kubernetes (TokenReview + SubjectAccessReview), static (--facade-token-file), none (loopback only)',
     ),
+    ...logFlags(),
   })
   .superRefine(tlsPair);
 
@@ -258,7 +281,6 @@ export function globalHelp(): string {
     ...lines,
     '',
     "nrn-operator <command> --help prints the command's flags, their environment variables and defaults.",
-    'LOG_LEVEL sets the log level (default info); logs are JSON lines on stderr.',
     '',
   ].join('\n');
 }
@@ -296,7 +318,7 @@ export function commandHelp(command: CommandName, env: Env = {}): string {
     ...lines,
     `  ${'-h, --help'.padEnd(width)}print this help`,
     '',
-    'A flag given wins over its environment variable. LOG_LEVEL sets the log level (default info).',
+    'A flag given wins over its environment variable.',
     '',
   ].join('\n');
 }

@@ -20,7 +20,7 @@ import { readTlsPair } from './facade/tls.js';
 import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
 import { DataDirInUseError } from './local/storage/lock.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger, type LogOptions } from './log.js';
 import {
   type ObservabilityServer,
   OperatorMetrics,
@@ -48,6 +48,8 @@ export interface FacadeAddress {
 
 export interface LocalOptions {
   dataDir: string;
+  /** Level and format of the logs on stderr; unset: info, pretty on a terminal. */
+  log?: LogOptions;
   apiPort: number;
   host: string;
   operator: boolean;
@@ -58,7 +60,7 @@ export interface LocalOptions {
 
 /** `nrn-operator local`: runs until SIGINT or SIGTERM, then stops cleanly. */
 export async function runLocal(options: LocalOptions): Promise<number> {
-  const log = createLogger();
+  const log = createLogger(options.log);
   const dataDir = resolve(options.dataDir);
   // Stopped in reverse: callers (facade, operator) before the API server they need.
   const parts = new Parts();
@@ -202,6 +204,8 @@ async function authenticator(facade: FacadeAddress, kube: Kube): Promise<Authent
 }
 
 export interface RunOptions {
+  /** Level and format of the logs on stderr; unset: info, pretty on a terminal. */
+  log?: LogOptions;
   kubeconfig?: string;
   context?: string;
   namespace?: string;
@@ -213,7 +217,7 @@ export interface RunOptions {
 
 /** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
 export async function runOperator(options: RunOptions): Promise<number> {
-  const log: Logger = createLogger();
+  const log: Logger = createLogger(options.log);
   const parts = new Parts();
   const kube = await parts.start(
     'client',

@@ -12,7 +12,7 @@
 //   node bench/support/operator.js KUBECONFIG      (or node --import tsx ... operator.ts)
 import { writeHeapSnapshot } from 'node:v8';
 import { connect } from '../../src/kube/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type LogLevel } from '../../src/log.js';
 import type { ObservedOperator } from '../../src/observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from '../../src/operator.js';
 
@@ -22,7 +22,10 @@ if (kubeconfigPath === undefined) throw new Error('usage: operator.ts KUBECONFIG
 let scopeReconciles = 0;
 let observed: ObservedOperator | undefined;
 
-const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+const log = createLogger({
+  level: (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'warn',
+  format: 'json',
+});
 const kube = await connect({ kubeconfigPath, log });
 await applyCrds(kube);
 const operator = await startOperator({

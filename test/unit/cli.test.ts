@@ -47,7 +47,7 @@ function cli(
 // Our own NRN_* would change what the commands below take as their defaults.
 const clean = Object.fromEntries(
   Object.keys(process.env)
-    .filter((k) => k.startsWith('NRN_') || k === 'POD_NAMESPACE')
+    .filter((k) => k.startsWith('NRN_') || ['POD_NAMESPACE', 'LOG_LEVEL', 'LOG_FORMAT'].includes(k))
     .map((k) => [k, undefined]),
 );
 
@@ -104,6 +104,12 @@ describe('nrn-operator refuses a bad command line', () => {
     [['run', '--metrics-port', '65536'], /--metrics-port "65536": not a port/, 'run'],
     [['run', '--facade-auth', 'open'], /--facade-auth "open": not one of kubernetes/, 'run'],
     [['run', '--no-facade=yes'], /--no-facade takes no value$/, 'run'],
+    [
+      ['local', '--log-level', 'loud'],
+      /--log-level "loud": not one of trace, debug, info/,
+      'local',
+    ],
+    [['run', '--log-format', 'xml'], /--log-format "xml": not one of auto, json, pretty$/, 'run'],
     [['local', 'extra'], /unexpected argument "extra"$/, 'local'],
     [['nonsense'], /^nrn-operator: unknown command "nonsense"$/, ''],
   ];
