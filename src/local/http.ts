@@ -44,7 +44,7 @@ function tooLarge(limit: number): ApiError {
 /**
  * How deeply a body may nest. kube-apiserver's decoders stop at 10,000 levels; the code that
  * walks an object here (patches, field ownership, schema validation) recurses, and 1,000 levels
- * is well inside its stack at every path (test/unit/local/limits.test.ts) and far past any
+ * is well inside its stack at every path (test/unit/limits.test.ts) and far past any
  * manifest's depth. ADR 0003 records the difference.
  */
 export const MAX_BODY_DEPTH = 1000;
