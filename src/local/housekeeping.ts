@@ -3,7 +3,7 @@
 // termination, CRD registration and the cleanup of a deleted CRD's objects.
 import type { Logger } from 'pino';
 import { CRD_CLEANUP_FINALIZER, CRD_TYPE } from './kinds/customresourcedefinition.js';
-import { NAMESPACE_TYPE } from './kinds/namespace.js';
+import { NAMESPACE_TYPE, namespaceDeletionConditions } from './kinds/namespace.js';
 import type { Objects, WriteListener } from './objects.js';
 import { clone } from './patch/util.js';
 import { type Registry, typesOfCrd } from './registry.js';
@@ -34,6 +34,25 @@ const taskKey = (t: Task) =>
 
 const SYSTEM = { fieldValidation: 'Ignore' as const, dryRun: false, warnings: [] };
 
+/**
+ * The namespace controller's namespaceDeletionGracePeriod (pkg/controller/namespace): it starts
+ * emptying a deleted namespace 5 s after it sees it Terminating. Clients rely on that window:
+ * `kubectl delete -f` of a set holding its Namespace deletes the rest of the set in it.
+ */
+export const NAMESPACE_DELETION_GRACE_MS = 5_000;
+
+/** The bootstrap controller's SystemNamespaces (pkg/controlplane/controller/systemnamespaces). */
+const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set([
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+]);
+
+export interface HousekeepingOptions {
+  /** How long a Terminating namespace keeps its content before it is emptied. */
+  readonly namespaceDeletionGraceMs?: number;
+}
+
 export class Housekeeping implements WriteListener {
   /** Live objects by uid, and the dependents of each owner uid. */
   private readonly byUid = new Map<string, ObjectRef>();
@@ -43,12 +62,17 @@ export class Housekeeping implements WriteListener {
   private readonly queued = new Set<string>();
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Terminating namespaces by name: when their grace ends, and the timer that ends it. */
+  private readonly graces = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  private readonly namespaceDeletionGraceMs: number;
 
   constructor(
     private readonly objects: Objects,
     private readonly registry: Registry,
     private readonly log: Logger,
+    options: HousekeepingOptions = {},
   ) {
+    this.namespaceDeletionGraceMs = options.namespaceDeletionGraceMs ?? NAMESPACE_DELETION_GRACE_MS;
     objects.listen(this);
   }
 
@@ -77,12 +101,21 @@ export class Housekeeping implements WriteListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const { timer } of this.graces.values()) clearTimeout(timer);
+    this.graces.clear();
     await this.running;
   }
 
-  /** Resolves when no work is queued (tests and shutdown use it). */
+  /**
+   * Resolves when no work is queued (tests and shutdown use it), namespaces still in their
+   * deletion grace included.
+   */
   async idle(): Promise<void> {
-    while (this.running !== undefined) await this.running;
+    const waiting = () => [...this.graces.values()].some((grace) => grace.due > 0);
+    while (this.running !== undefined || waiting()) {
+      if (this.running !== undefined) await this.running;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   committed(
@@ -145,13 +178,36 @@ export class Housekeeping implements WriteListener {
     if (object.metadata.deletionTimestamp === undefined) return;
     const finalizers = object.metadata.finalizers ?? [];
     const ref = this.refOf(type, object);
-    if (type === NAMESPACE_TYPE) this.enqueue({ kind: 'namespace', name: ref.name });
+    if (type === NAMESPACE_TYPE) this.namespaceTerminating(ref.name);
     if (type === CRD_TYPE) this.enqueue({ kind: 'crd', name: ref.name });
     if (finalizers.includes('foregroundDeletion')) this.enqueue({ kind: 'foreground', ref });
     if (finalizers.includes('orphan')) this.enqueue({ kind: 'orphan', ref });
   }
 
+  /** A namespace seen Terminating: emptied once its grace has passed (once per deletion). */
+  private namespaceTerminating(name: string): void {
+    if (this.graces.has(name)) return;
+    if (this.namespaceDeletionGraceMs <= 0) {
+      this.enqueue({ kind: 'namespace', name });
+      return;
+    }
+    const timer = setTimeout(() => {
+      const grace = this.graces.get(name);
+      if (grace?.timer !== timer) return;
+      grace.due = 0;
+      this.enqueue({ kind: 'namespace', name });
+    }, this.namespaceDeletionGraceMs);
+    timer.unref();
+    this.graces.set(name, { due: Date.now() + this.namespaceDeletionGraceMs, timer });
+  }
+
   private afterDelete(event: ChangeEvent, before: KubeObject | undefined): void {
+    // The API server's bootstrap controller keeps its system namespaces: one deleted (only
+    // kube-node-lease can be) is made again.
+    if (event.resource === storageKeyOf(NAMESPACE_TYPE) && SYSTEM_NAMESPACES.has(event.name)) {
+      // After this write has answered, as the bootstrap controller would, from outside it.
+      setImmediate(() => this.recreateNamespace(event.name));
+    }
     if (event.namespace !== '') {
       const ns = this.objects.find(NAMESPACE_TYPE, '', event.namespace);
       if (ns?.metadata.deletionTimestamp !== undefined)
@@ -170,6 +226,23 @@ export class Housekeeping implements WriteListener {
           this.enqueue({ kind: 'crd', name: crdName });
         break;
       }
+    }
+  }
+
+  private recreateNamespace(name: string): void {
+    if (this.stopped || this.objects.find(NAMESPACE_TYPE, '', name) !== undefined) return;
+    try {
+      this.objects.create(
+        NAMESPACE_TYPE,
+        '',
+        { metadata: { name } },
+        {
+          ...SYSTEM,
+          fieldManager: 'kube-apiserver',
+        },
+      );
+    } catch (error) {
+      this.log.warn({ err: error, namespace: name }, 'system namespace not made again');
     }
   }
 
@@ -321,19 +394,35 @@ export class Housekeeping implements WriteListener {
     ]);
   }
 
-  /** Deletes everything in a terminating namespace; lifts its finalizer once it is empty. */
+  /**
+   * Deletes everything in a terminating namespace once its grace is over, reporting progress
+   * in its status conditions as the namespace controller does; lifts its finalizer once it is
+   * empty.
+   */
   private async terminateNamespace(name: string): Promise<void> {
     const ns = this.objects.find(NAMESPACE_TYPE, '', name);
-    if (ns?.metadata.deletionTimestamp === undefined) return;
-    const seen = new Set<string>();
-    let remaining = 0;
+    if (ns?.metadata.deletionTimestamp === undefined) {
+      this.forgetGrace(name);
+      return;
+    }
+    const grace = this.graces.get(name);
+    if (grace === undefined) return this.namespaceTerminating(name);
+    if (grace.due > 0) return; // its timer brings us back
+    const remaining = new Map<string, number>();
+    const finalizers = new Map<string, number>();
     const writes = [];
+    const seen = new Set<string>();
     for (const type of this.registry.all()) {
       const key = storageKeyOf(type);
       if (!type.namespaced || seen.has(key)) continue;
       seen.add(key);
       for (const object of this.objects.list(type, name).items) {
-        remaining++;
+        // As the controller names them: `<resource>.<group>`, so `configmaps.` for core.
+        const named = `${type.resource}.${type.group}`;
+        remaining.set(named, (remaining.get(named) ?? 0) + 1);
+        for (const finalizer of object.metadata.finalizers ?? []) {
+          finalizers.set(finalizer, (finalizers.get(finalizer) ?? 0) + 1);
+        }
         if (object.metadata.deletionTimestamp !== undefined) continue;
         writes.push(
           this.objects.delete(type, name, object.metadata.name ?? '', {
@@ -344,9 +433,14 @@ export class Housekeeping implements WriteListener {
       }
     }
     await this.writeAll(writes);
-    if (remaining > 0) return; // the last deletion in it brings us back here
+    if (remaining.size > 0) {
+      // The last deletion in it brings us back here.
+      await this.writeAll([this.reportTermination(ns, remaining, finalizers)]);
+      return;
+    }
     const next = clone(ns);
     next.spec = { ...((next.spec as object | undefined) ?? {}), finalizers: [] };
+    this.forgetGrace(name);
     await this.writeAll([
       this.objects.update(
         NAMESPACE_TYPE,
@@ -357,6 +451,32 @@ export class Housekeeping implements WriteListener {
         'finalize',
       ),
     ]);
+  }
+
+  /** The namespace controller's status conditions (deletion/status_condition_utils.go). */
+  private reportTermination(
+    ns: KubeObject,
+    remaining: ReadonlyMap<string, number>,
+    finalizers: ReadonlyMap<string, number>,
+  ): { durable?: Promise<void> } {
+    const conditions = namespaceDeletionConditions(ns, remaining, finalizers, new Date());
+    if (conditions === undefined) return {};
+    const next = clone(ns);
+    next.status = { ...((next.status as object | undefined) ?? {}), conditions };
+    return this.objects.update(
+      NAMESPACE_TYPE,
+      '',
+      ns.metadata.name ?? '',
+      next,
+      { ...SYSTEM, fieldManager: 'namespace-controller' },
+      'status',
+    );
+  }
+
+  private forgetGrace(name: string): void {
+    const grace = this.graces.get(name);
+    if (grace !== undefined) clearTimeout(grace.timer);
+    this.graces.delete(name);
   }
 
   /** Deletes every object of a deleted CRD, then lets the CRD go. */

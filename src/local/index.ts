@@ -45,6 +45,11 @@ export interface ControlPlaneOptions {
    * are system:masters — what a facade's authorization can be tested against.
    */
   users?: readonly LocalUser[];
+  /**
+   * How long a deleted namespace stays Terminating with its content before it is emptied
+   * (the namespace controller's 5 s by default); tests that delete many namespaces shorten it.
+   */
+  namespaceDeletionGraceMs?: number;
 }
 
 export interface ControlPlane {
@@ -84,7 +89,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const registry = new Registry();
   const objects = new Objects(store, { servedTypes: () => registry.all() }, log);
   const hub = new WatchHub(options.watchWindow ?? 50_000, store.revision);
-  const housekeeping = new Housekeeping(objects, registry, log);
+  const housekeeping = new Housekeeping(objects, registry, log, {
+    ...(options.namespaceDeletionGraceMs !== undefined
+      ? { namespaceDeletionGraceMs: options.namespaceDeletionGraceMs }
+      : {}),
+  });
 
   // Watchers see a change only once it is durable, and always in revision order.
   const pending: ChangeEvent[] = [];

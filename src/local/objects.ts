@@ -226,7 +226,7 @@ export class Objects {
     }
     const name = meta.name;
     this.checkName(type, name);
-    if (type.namespaced) this.checkNamespaceOpen(namespace);
+    if (type.namespaced) this.checkNamespaceOpen(type, namespace, name);
     if (this.store.get(storageKeyOf(type), type.namespaced ? namespace : '', name) !== undefined) {
       throw new ApiError(
         409,
@@ -551,7 +551,8 @@ export class Objects {
     }
   }
 
-  private checkNamespaceOpen(namespace: string): void {
+  /** NamespaceLifecycle admission: no create in a namespace that is missing or terminating. */
+  private checkNamespaceOpen(type: ResourceType, namespace: string, name: string): void {
     const entry = this.store.get(storageKeyOf(NAMESPACE_TYPE), '', namespace);
     if (entry === undefined) throw notFound(NAMESPACE_TYPE, namespace);
     let known = this.namespaces.get(namespace);
@@ -564,11 +565,23 @@ export class Objects {
       this.namespaces.set(namespace, known);
     }
     if (known.terminating) {
+      const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
       throw new ApiError(
         403,
         'Forbidden',
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-        { name: namespace, kind: 'namespaces' },
+        `${qualifiedResource(type)} "${name}" is forbidden: ${why}`,
+        {
+          name,
+          ...(type.group !== '' ? { group: type.group } : {}),
+          kind: type.resource,
+          causes: [
+            {
+              reason: 'NamespaceTerminating',
+              message: `namespace ${namespace} is being terminated`,
+              field: 'metadata.namespace',
+            },
+          ],
+        },
       );
     }
   }

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
 import { subresourceOf } from './kinds/index.js';
-import { NAMESPACE_TYPE, namespaceStrategy } from './kinds/namespace.js';
+import { NAMESPACE_TYPE, namespaceStrategy, refuseImmortalDelete } from './kinds/namespace.js';
 import { ApiServerMetrics } from './metrics.js';
 import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
 import type { OpenApi } from './openapi.js';
@@ -446,6 +446,10 @@ export class ApiServer {
         throw badRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
     }
     const dryRun = dryRunValues.length > 0;
+    // NamespaceLifecycle admission, which runs on requests, not on the controllers' own deletes.
+    if (storageKeyOf(route.type) === storageKeyOf(NAMESPACE_TYPE)) {
+      refuseImmortalDelete(route.name as string);
+    }
     const written = this.objects.delete(route.type, route.namespace ?? '', route.name as string, {
       ...(policy !== undefined
         ? { propagationPolicy: policy as 'Orphan' | 'Background' | 'Foreground' }
@@ -718,7 +722,12 @@ function parseTimeout(value: string | null): number | undefined {
   return seconds * 1000n > BigInt(MAX_TIMER_MS) ? undefined : Number(seconds) * 1000;
 }
 
-const isTrue = (v: string | null) => v === 'true' || v === '1';
+/**
+ * A boolean query parameter as kube-apiserver reads one (apimachinery's
+ * Convert_Slice_string_To_bool): absent, `0` and `false` in any case are false; anything else,
+ * the empty value of `?watch` included, is true. Python's client sends `watch=True`.
+ */
+const isTrue = (v: string | null) => v !== null && v !== '0' && v.toLowerCase() !== 'false';
 
 /** The real server names an unnamed manager after the client's user agent, up to its first '/'. */
 function managerFromUserAgent(agent: string | undefined): string {

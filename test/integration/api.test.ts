@@ -11,36 +11,14 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCrdFiles } from '../../src/api/index.js';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
-import { type Fetch, fetchTrusting } from '../support/https.js';
+import type { Fetch } from '../support/https.js';
+import { type RawApi, rawApi } from '../support/raw-api.js';
 
 let plane: ControlPlane;
 let dataDir: string;
 let fetch: Fetch;
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  json: Record<string, any>;
-}
-
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Answer> {
-  const response = await fetch(`${plane.url}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${plane.token}`,
-      'Content-Type': 'application/json',
-      ...headers,
-    },
-    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : {} };
-}
+let call: RawApi['call'];
+let watchEvents: RawApi['watchEvents'];
 
 const SCOPES = '/apis/platform.nrn.dev/v1alpha1/namespaces/default/scopes';
 const scope = (name: string, spec: Record<string, unknown> = {}) => ({
@@ -50,40 +28,6 @@ const scope = (name: string, spec: Record<string, unknown> = {}) => ({
   spec: { name, type: 'web_pool', application_id: 1, requested_spec: {}, ...spec },
 });
 
-/** Reads a watch stream until `count` events arrived or it closed. */
-async function watchEvents(
-  path: string,
-  count: number,
-  timeoutMs = 10_000,
-): Promise<Array<{ type: string; object: Record<string, any> }>> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const response = await fetch(`${plane.url}${path}`, {
-    headers: { Authorization: `Bearer ${plane.token}` },
-    signal: controller.signal,
-  });
-  const events: Array<{ type: string; object: Record<string, any> }> = [];
-  let buffer = '';
-  try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += Buffer.from(chunk).toString();
-      let newline = buffer.indexOf('\n');
-      while (newline >= 0) {
-        events.push(JSON.parse(buffer.slice(0, newline)));
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf('\n');
-      }
-      if (events.length >= count) break;
-    }
-  } catch (error) {
-    if ((error as Error).name !== 'AbortError') throw error;
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
-  return events;
-}
-
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'nrn-api-'));
   plane = await startControlPlane({
@@ -92,7 +36,7 @@ beforeAll(async () => {
     watchWindow: 40,
     bookmarkIntervalMs: 200,
   });
-  fetch = fetchTrusting(plane.ca);
+  ({ fetch, call, watchEvents } = rawApi(plane));
   for (const [, text] of renderCrdFiles()) {
     const res = await call(
       'POST',

@@ -4,7 +4,7 @@
 import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { clone, isObject } from '../patch/util.js';
 import { list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
-import type { KubeObject } from '../types.js';
+import { ApiError, type KubeObject } from '../types.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const NAMESPACE_TYPE = builtinType('', 'v1', 'Namespace', 'namespaces', {
@@ -81,3 +81,126 @@ export const namespaceStrategy: KindStrategy = {
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
   protobuf: namespaceMessage,
 };
+
+/**
+ * NamespaceLifecycle admission's immortal namespaces (apiserver/pkg/admission/plugin/namespace/
+ * lifecycle): a DELETE of one is refused. kube-node-lease is not among them: the API server's
+ * bootstrap controller makes it again instead.
+ */
+export const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set([
+  'default',
+  'kube-system',
+  'kube-public',
+]);
+
+/** The 403 NamespaceLifecycle answers a DELETE of an immortal namespace with. */
+export function refuseImmortalDelete(name: string): void {
+  if (!IMMORTAL_NAMESPACES.has(name)) return;
+  throw new ApiError(
+    403,
+    'Forbidden',
+    `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+    { name, kind: 'namespaces' },
+  );
+}
+
+type NamespaceCondition = {
+  type: string;
+  status: 'True' | 'False';
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+};
+
+// deletion/status_condition_utils.go: the conditions the namespace controller keeps, in order,
+// and what each says when nothing is wrong.
+const DELETION_CONDITIONS: ReadonlyArray<readonly [type: string, reason: string, message: string]> =
+  [
+    [
+      'NamespaceDeletionDiscoveryFailure',
+      'ResourcesDiscovered',
+      'All resources successfully discovered',
+    ],
+    [
+      'NamespaceDeletionGroupVersionParsingFailure',
+      'ParsedGroupVersions',
+      'All legacy kube types successfully parsed',
+    ],
+    [
+      'NamespaceDeletionContentFailure',
+      'ContentDeleted',
+      'All content successfully deleted, may be waiting on finalization',
+    ],
+    ['NamespaceContentRemaining', 'ContentRemoved', 'All content successfully removed'],
+    [
+      'NamespaceFinalizersRemaining',
+      'ContentHasNoFinalizers',
+      'All content-preserving finalizers finished',
+    ],
+  ];
+
+/**
+ * The status conditions of a terminating namespace after one pass of the namespace controller
+ * (`updateConditions`): what remains in it, by `<resource>.<group>`, and which finalizers hold
+ * it; undefined when they are what the namespace already has.
+ */
+export function namespaceDeletionConditions(
+  ns: KubeObject,
+  remaining: ReadonlyMap<string, number>,
+  finalizers: ReadonlyMap<string, number>,
+  now: Date,
+): NamespaceCondition[] | undefined {
+  const counted = (map: ReadonlyMap<string, number>, say: (key: string, n: number) => string) =>
+    [...map]
+      .filter(([, n]) => n > 0)
+      .map(([key, n]) => say(key, n))
+      .sort()
+      .join(', ');
+  const failing = new Map<string, { reason: string; message: string }>();
+  if (remaining.size > 0) {
+    failing.set('NamespaceContentRemaining', {
+      reason: 'SomeResourcesRemain',
+      message: `Some resources are remaining: ${counted(remaining, (r, n) => `${r} has ${n} resource instances`)}`,
+    });
+  }
+  if (finalizers.size > 0) {
+    failing.set('NamespaceFinalizersRemaining', {
+      reason: 'SomeFinalizersRemain',
+      message: `Some content in the namespace has finalizers remaining: ${counted(finalizers, (f, n) => `${f} in ${n} resource instances`)}`,
+    });
+  }
+  const status = isObject(ns.status) ? ns.status : {};
+  const old = Array.isArray(status.conditions) ? (status.conditions as NamespaceCondition[]) : [];
+  const conditions = [...old];
+  let changed = false;
+  for (const [type, okReason, okMessage] of DELETION_CONDITIONS) {
+    const bad = failing.get(type);
+    const next = {
+      type,
+      status: bad === undefined ? ('False' as const) : ('True' as const),
+      reason: bad?.reason ?? okReason,
+      message: bad?.message ?? okMessage,
+    };
+    const at = conditions.findIndex((c) => c.type === type);
+    const before = at >= 0 ? conditions[at] : undefined;
+    if (before === undefined) {
+      conditions.push({ ...next, lastTransitionTime: rfc3339(now) });
+      changed = true;
+    } else if (
+      before.status !== next.status ||
+      before.reason !== next.reason ||
+      before.message !== next.message
+    ) {
+      conditions[at] = {
+        ...next,
+        lastTransitionTime:
+          before.status !== next.status ? rfc3339(now) : before.lastTransitionTime,
+      };
+      changed = true;
+    }
+  }
+  return changed ? conditions : undefined;
+}
+
+/** metav1.Time: seconds, UTC. */
+const rfc3339 = (at: Date) => `${at.toISOString().slice(0, 19)}Z`;
