@@ -6,10 +6,17 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
-import { subresourceOf } from './kinds/index.js';
+import { strategyOf, subresourceOf } from './kinds/index.js';
 import { NAMESPACE_TYPE, namespaceStrategy, refuseImmortalDelete } from './kinds/namespace.js';
+import { checkListVersion, versionOptions } from './list-options.js';
 import { ApiServerMetrics } from './metrics.js';
-import type { FieldValidation, Objects, Subresource, WriteOptions } from './objects.js';
+import type {
+  DeleteOptions,
+  FieldValidation,
+  Objects,
+  Subresource,
+  WriteOptions,
+} from './objects.js';
 import type { OpenApi } from './openapi.js';
 import { patchTypeOf } from './patch/index.js';
 import type { Registry } from './registry.js';
@@ -432,33 +439,45 @@ export class ApiServer {
     route: Route,
     q: URLSearchParams,
   ): Promise<void> {
-    const raw = await readBody(req);
-    const body = raw.length > 0 ? deleteOptionsOf(parseBody(raw, req.headers['content-type'])) : {};
-    const policy = q.get('propagationPolicy') ?? body.propagationPolicy;
-    if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-      throw badRequest(
-        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
-      );
-    }
-    const dryRunValues = [...q.getAll('dryRun'), ...(body.dryRun ?? [])];
-    for (const value of dryRunValues) {
-      if (value !== 'All')
-        throw badRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
-    }
-    const dryRun = dryRunValues.length > 0;
+    const options = await deleteRequestOptions(req, q);
     // NamespaceLifecycle admission, which runs on requests, not on the controllers' own deletes.
     if (storageKeyOf(route.type) === storageKeyOf(NAMESPACE_TYPE)) {
       refuseImmortalDelete(route.name as string);
     }
-    const written = this.objects.delete(route.type, route.namespace ?? '', route.name as string, {
-      ...(policy !== undefined
-        ? { propagationPolicy: policy as 'Orphan' | 'Background' | 'Foreground' }
-        : {}),
-      ...(body.preconditions ? { preconditions: body.preconditions } : {}),
-      dryRun,
-    });
+    const written = this.objects.delete(
+      route.type,
+      route.namespace ?? '',
+      route.name as string,
+      options,
+    );
     await written.durable;
-    sendJson(res, 200, written.object);
+    sendJson(res, 200, this.deleted(route, written.object, options.dryRun));
+  }
+
+  /**
+   * What a DELETE answers: the object while it waits (finalizers) or where the kind returns
+   * deleted objects; otherwise, once it is gone, the registry's finalizeDelete `Status`.
+   */
+  private deleted(route: Route, object: KubeObject, dryRun: boolean): KubeObject | object {
+    const custom = route.type.custom;
+    if (custom || strategyOf(route.type)?.returnsDeletedObject === true) return object;
+    const { name, namespace, uid, finalizers, deletionTimestamp } = object.metadata;
+    const waiting = dryRun
+      ? (finalizers ?? []).length > 0 || deletionTimestamp !== undefined
+      : this.objects.find(route.type, namespace ?? '', name ?? '') !== undefined;
+    if (waiting) return object;
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: {
+        name,
+        ...(route.type.group !== '' ? { group: route.type.group } : {}),
+        kind: route.type.resource,
+        uid,
+      },
+    };
   }
 
   private async deleteCollection(
@@ -467,13 +486,11 @@ export class ApiServer {
     route: Route,
     q: URLSearchParams,
   ): Promise<void> {
-    await readBody(req);
+    const options = await deleteRequestOptions(req, q);
+    versionOptions(q, false, route.type);
     const listed = this.objects.list(route.type, route.namespace, listOptions(q));
-    const dryRun = q.getAll('dryRun').length > 0;
     const writes = listed.items.map((o) =>
-      this.objects.delete(route.type, o.metadata.namespace ?? '', o.metadata.name ?? '', {
-        dryRun,
-      }),
+      this.objects.delete(route.type, o.metadata.namespace ?? '', o.metadata.name ?? '', options),
     );
     await Promise.all(writes.map((w) => w.durable));
     sendJson(res, 200, {
@@ -490,7 +507,9 @@ export class ApiServer {
     route: Route,
     q: URLSearchParams,
   ): Promise<void> {
+    const versions = versionOptions(q, false, route.type);
     await this.options.durable();
+    checkListVersion(versions, this.objects.revision);
     const result = this.objects.list(route.type, route.namespace, listOptions(q));
     if (wantsTable(req.headers.accept)) {
       const table = toTable(
@@ -527,6 +546,7 @@ export class ApiServer {
     q: URLSearchParams,
   ): Promise<void> {
     const type = route.type;
+    const versions = versionOptions(q, true, type);
     const matches = this.objects.selector(type, listOptions(q));
     // Without a selector every change is sent as it happened, and nothing needs parsing.
     const everything = this.objects.selectsAll(listOptions(q));
@@ -534,7 +554,6 @@ export class ApiServer {
       type,
       wantsTable(req.headers.accept) ? includeObjectOf(q) : undefined,
     );
-    const rvParam = q.get('resourceVersion') ?? '';
     const sendInitial = isTrue(q.get('sendInitialEvents'));
     const timeoutMs = parseTimeout(q.get('timeoutSeconds'));
     await this.options.durable();
@@ -564,7 +583,7 @@ export class ApiServer {
       return stream.isOpen;
     };
     let from: number;
-    if (rvParam === '' || rvParam === '0' || sendInitial) {
+    if (versions.resourceVersion === 0 || sendInitial) {
       const listed = this.objects.list(type, route.namespace, listOptions(q));
       for (const object of listed.items) emit('ADDED', object);
       from = Number(listed.resourceVersion);
@@ -572,15 +591,7 @@ export class ApiServer {
         stream.send('BOOKMARK', bookmark(type, listed.resourceVersion, true));
       }
     } else {
-      from = Number(rvParam);
-      if (!Number.isInteger(from) || from < 0) {
-        stream.send(
-          'ERROR',
-          new ApiError(400, 'BadRequest', `invalid resource version: ${rvParam}`).toStatus(),
-        );
-        stream.close();
-        return;
-      }
+      from = versions.resourceVersion;
     }
     lastRevision = from;
     try {
@@ -674,6 +685,36 @@ function deleteOptionsOf(body: unknown): DeleteBody {
     options.preconditions = given;
   }
   return options;
+}
+
+/**
+ * A DELETE's options, from its query and its DeleteOptions body (a delete of one object and of
+ * a collection take the same): the propagation policy, preconditions and dry run.
+ */
+async function deleteRequestOptions(
+  req: IncomingMessage,
+  q: URLSearchParams,
+): Promise<DeleteOptions> {
+  const raw = await readBody(req);
+  const body = raw.length > 0 ? deleteOptionsOf(parseBody(raw, req.headers['content-type'])) : {};
+  const policy = q.get('propagationPolicy') ?? body.propagationPolicy;
+  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+    throw badRequest(
+      `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+    );
+  }
+  const dryRunValues = [...q.getAll('dryRun'), ...(body.dryRun ?? [])];
+  for (const value of dryRunValues) {
+    if (value !== 'All')
+      throw badRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
+  }
+  return {
+    ...(policy !== undefined
+      ? { propagationPolicy: policy as 'Orphan' | 'Background' | 'Foreground' }
+      : {}),
+    ...(body.preconditions ? { preconditions: body.preconditions } : {}),
+    dryRun: dryRunValues.length > 0,
+  };
 }
 
 function listOptions(q: URLSearchParams) {

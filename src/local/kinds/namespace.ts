@@ -80,6 +80,7 @@ export const namespaceStrategy: KindStrategy = {
   // A namespace also waits for spec.finalizers, which the namespace controller lifts.
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
   protobuf: namespaceMessage,
+  returnsDeletedObject: true,
 };
 
 /**

@@ -27,4 +27,5 @@ export const serviceAccountStrategy: KindStrategy = {
     imagePullSecrets: ATOMIC,
   },
   protobuf: serviceAccountMessage,
+  returnsDeletedObject: true,
 };

@@ -60,6 +60,11 @@ export interface KindStrategy {
   readonly beginDelete?: (object: KubeObject) => void;
   /** Whether something besides metadata.finalizers keeps an object being deleted. */
   readonly holdsDeletion?: (object: KubeObject) => boolean;
+  /**
+   * The registry's ReturnDeletedObject: a DELETE that removes the object at once answers with
+   * the object rather than a `Status` (namespaces, service accounts, pods, custom resources).
+   */
+  readonly returnsDeletedObject?: boolean;
   /** apimachinery's BannedOwners: no object may name one of this kind as its owner. */
   readonly bannedAsOwner?: boolean;
 }
