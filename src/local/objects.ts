@@ -35,7 +35,9 @@ import {
   apiVersionOf,
   qualifiedResource,
   type ResourceType,
+  servedAs,
   storageKeyOf,
+  storedFormOf,
 } from './resource-type.js';
 import { type CompiledSchema, compileSchema } from './schema/validate.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -127,8 +129,7 @@ export class Objects {
 
   /** Parses a stored object, presenting it in the version the client asked for. */
   private decode(type: ResourceType, json: string): KubeObject {
-    const object = JSON.parse(json) as KubeObject;
-    object.apiVersion = apiVersionOf(type);
+    const object = servedAs(type, JSON.parse(json) as KubeObject);
     this.stored.set(object, json);
     return object;
   }
@@ -669,9 +670,12 @@ export class Objects {
     if (options.dryRun) return { object: shown };
     const resource = storageKeyOf(type);
     let json = '';
+    // What the store keeps: `shown` itself, unless its type is stored as another's (events.k8s.io).
+    let kept = shown;
     const { revision, durable } = this.store.commit((rev) => {
       shown.metadata.resourceVersion = String(rev);
-      json = JSON.stringify(shown);
+      kept = storedFormOf(type, shown);
+      json = JSON.stringify(kept);
       // Checked on the text the store keeps, after the only serialisation a write pays for;
       // thrown here, it leaves no trace. A write that does not grow an object stored before
       // the limit existed is let through, so such an object can still be fixed or deleted.
@@ -697,9 +701,11 @@ export class Objects {
       resource,
       namespace,
       name,
-      String(shown.apiVersion),
+      String(kept.apiVersion),
       json,
-      old === undefined ? undefined : (this.stored.get(old) ?? JSON.stringify(old)),
+      old === undefined
+        ? undefined
+        : (this.stored.get(old) ?? JSON.stringify(storedFormOf(type, old))),
     );
     // The write is stored: whatever a listener meets, the client is told it succeeded.
     for (const listener of this.listeners) {
@@ -712,7 +718,7 @@ export class Objects {
         );
       }
     }
-    return { object: shown, json, durable };
+    return { object: shown, ...(kept === shown ? { json } : {}), durable };
   }
 }
 

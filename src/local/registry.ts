@@ -67,12 +67,17 @@ export class Registry {
   private byStorage = new Map<string, ResourceType>();
   private byStorageAt = -1;
 
-  /** A type stored under `key` (any of its versions): what a stored object is read as. */
+  /**
+   * A type stored under `key` (any of its versions): what a stored object is read as. Never a
+   * view of another type's objects (events.k8s.io's Event): the stored shape is the owner's.
+   */
   forStorageKey(key: string): ResourceType | undefined {
     if (this.byStorageAt !== this.generation) {
       this.byStorage = new Map();
-      for (const t of this.types.values())
-        if (!this.byStorage.has(storageKeyOf(t))) this.byStorage.set(storageKeyOf(t), t);
+      for (const t of this.types.values()) {
+        const at = storageKeyOf(t);
+        if (t.storedAs === undefined && !this.byStorage.has(at)) this.byStorage.set(at, t);
+      }
       this.byStorageAt = this.generation;
     }
     return this.byStorage.get(key);

@@ -556,6 +556,41 @@ export function parseFieldSelector(
     });
 }
 
+/** Field values of an object by field label: a `fields.Set` of `GetAttrs`, one getter a field. */
+type FieldGetters = Readonly<Record<string, (object: KubeObject) => string | undefined>>;
+
+/**
+ * The fields of `fields` under the labels of another API version of the kind. kube-apiserver
+ * converts each label of a versioned field selector into the internal object's
+ * (`scheme.AddFieldLabelConversionFunc`; any other label is "field label not supported") and
+ * matches the internal object, so a label reads what the internal object holds, whatever that
+ * version calls it or shows (events.k8s.io's `source` is `source.component`, or the reporting
+ * controller when that is empty). `labels` maps each label to the field of `fields` it reads;
+ * `internal` presents an object of either version as `fields` reads it, once per object however
+ * many terms read it.
+ */
+export function convertedFieldLabels(
+  fields: FieldGetters,
+  labels: Readonly<Record<string, string>>,
+  internal: (object: KubeObject) => KubeObject,
+): FieldGetters {
+  const seen = new WeakMap<KubeObject, KubeObject>();
+  const internalOf = (object: KubeObject) => {
+    let found = seen.get(object);
+    if (found === undefined) {
+      found = internal(object);
+      seen.set(object, found);
+    }
+    return found;
+  };
+  const out: Record<string, (object: KubeObject) => string | undefined> = {};
+  for (const [label, field] of Object.entries(labels)) {
+    const getter = fields[field];
+    if (getter !== undefined) out[label] = (object) => getter(internalOf(object));
+  }
+  return out;
+}
+
 function fieldGetter(
   field: string,
   extraFields: Record<string, (o: KubeObject) => string | undefined> | undefined,

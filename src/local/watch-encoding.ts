@@ -1,6 +1,6 @@
 // How a watcher's events go on the wire, as objects or as one-row Tables: each change's line is
 // built once per shape and shared by every watcher that would send the same bytes.
-import { apiVersionOf, type ResourceType } from './resource-type.js';
+import { apiVersionOf, type ResourceType, servedAs } from './resource-type.js';
 import { type IncludeObject, type TableColumns, tableColumns, toTable } from './table.js';
 import type { KubeObject } from './types.js';
 import type { ChangeEvent } from './watch.js';
@@ -38,7 +38,7 @@ export class WatchEncoder {
   private headersSent = false;
 
   constructor(
-    type: ResourceType,
+    private readonly type: ResourceType,
     /** Undefined for a watch of objects; what rows carry for a watch of Tables. */
     private readonly table: IncludeObject | undefined,
   ) {
@@ -77,7 +77,7 @@ export class WatchEncoder {
   /** The changed object as this watcher's version shows it; the shared parse when it is the same. */
   private reshaped(event: ChangeEvent): KubeObject {
     if (event.apiVersion === this.apiVersion) return event.object();
-    return { ...event.object(), apiVersion: this.apiVersion };
+    return servedAs(this.type, event.object());
   }
 
   private tableOf(object: KubeObject, headers: boolean): Record<string, unknown> {

@@ -1,12 +1,34 @@
-// Event (core/v1): selectable by every field label kube-apiserver supports for it (the object it is
-// about, its reason, type, source and reporting component); no object may name an Event as its
-// owner.
+// Event, served by two APIs from one store as kube-apiserver serves it (pkg/registry/core/event
+// for both, pkg/registry/events/rest/storage_events.go): core/v1, how every Event is stored, and
+// events.k8s.io/v1, a view of the same objects converted field by field (event-conversion.ts).
+// Each API selects by its own field labels, read from the stored object; no object may name a
+// core/v1 Event as its owner.
 import { STRUCT } from '../patch/field-types.js';
 import { MessageSpec, objectMeta, objectReference, one } from '../protobuf-messages.js';
+import { convertedFieldLabels } from '../selectors.js';
 import type { KubeObject } from '../types.js';
+import { CORE_EVENT_API_VERSION, toCoreEvent, toEventsV1 } from './event-conversion.js';
 import { builtinType, type KindStrategy, type SelectableFields } from './strategy.js';
 
-export const EVENT_TYPE = builtinType('', 'v1', 'Event', 'events', { shortNames: ['ev'] });
+export const EVENT_TYPE = builtinType('', CORE_EVENT_API_VERSION, 'Event', 'events', {
+  shortNames: ['ev'],
+});
+
+/**
+ * events.k8s.io/v1 Event: stored as core/v1 Event, so that an Event written through one API is
+ * read, listed and watched through the other. Its short name is core's too (the registry's
+ * ShortNames, pkg/registry/core/event/storage); kubectl resolves `ev` to core, the group it
+ * meets first.
+ */
+export const EVENTS_V1_EVENT_TYPE = {
+  ...builtinType('events.k8s.io', 'v1', 'Event', 'events', { shortNames: ['ev'] }),
+  storedAs: {
+    group: EVENT_TYPE.group,
+    resource: EVENT_TYPE.resource,
+    fromStorage: toEventsV1,
+    toStorage: toCoreEvent,
+  },
+};
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : undefined;
@@ -43,6 +65,25 @@ const CORE_FIELDS: SelectableFields = {
   type: (o) => text(o.type),
 };
 
+/**
+ * events.k8s.io/v1's field labels, each the core/v1 field it is converted to before matching
+ * (AddFieldLabelConversionsForEvent, pkg/apis/events/v1/conversion.go); `metadata.name` and
+ * `metadata.namespace` are every kind's.
+ */
+const EVENTS_V1_LABELS: Readonly<Record<string, string>> = {
+  reason: 'reason',
+  'regarding.kind': 'involvedObject.kind',
+  'regarding.namespace': 'involvedObject.namespace',
+  'regarding.name': 'involvedObject.name',
+  'regarding.uid': 'involvedObject.uid',
+  'regarding.apiVersion': 'involvedObject.apiVersion',
+  'regarding.resourceVersion': 'involvedObject.resourceVersion',
+  'regarding.fieldPath': 'involvedObject.fieldPath',
+  reportingController: 'reportingComponent',
+  source: 'source',
+  type: 'type',
+};
+
 const eventSource = new MessageSpec([
   [1, one('component', 'string')],
   [2, one('host', 'string')],
@@ -76,10 +117,46 @@ const eventMessage = new MessageSpec([
   [15, one('reportingInstance', 'string', true)],
 ]);
 
+/** events.k8s.io/v1 Event's (staging/src/k8s.io/api/events/v1/generated.proto). */
+const eventsV1Message = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('eventTime', 'microTime', true)],
+  [
+    3,
+    one(
+      'series',
+      new MessageSpec([
+        [1, one('count', 'int32', true)],
+        [2, one('lastObservedTime', 'microTime', true)],
+      ]),
+    ),
+  ],
+  [4, one('reportingController', 'string')],
+  [5, one('reportingInstance', 'string')],
+  [6, one('action', 'string')],
+  [7, one('reason', 'string')],
+  [8, one('regarding', objectReference)],
+  [9, one('related', objectReference)],
+  [10, one('note', 'string')],
+  [11, one('type', 'string')],
+  [12, one('deprecatedSource', eventSource)],
+  [13, one('deprecatedFirstTimestamp', 'time')],
+  [14, one('deprecatedLastTimestamp', 'time')],
+  [15, one('deprecatedCount', 'int32')],
+]);
+
 export const eventStrategy: KindStrategy = {
   type: EVENT_TYPE,
   selectableFields: CORE_FIELDS,
   fieldTypes: { involvedObject: STRUCT, source: STRUCT },
   bannedAsOwner: true,
   protobuf: eventMessage,
+};
+
+/** apimachinery's BannedOwners names core/v1 Event only, so this one may own (as there). */
+export const eventsV1EventStrategy: KindStrategy = {
+  type: EVENTS_V1_EVENT_TYPE,
+  selectableFields: convertedFieldLabels(CORE_FIELDS, EVENTS_V1_LABELS, toCoreEvent),
+  fieldTypes: { regarding: STRUCT, deprecatedSource: STRUCT },
+  protobuf: eventsV1Message,
 };

@@ -8,7 +8,7 @@
 import { apiVersionOf, type ResourceType } from '../resource-type.js';
 import { configMapStrategy } from './configmap.js';
 import { customResourceDefinitionStrategy } from './customresourcedefinition.js';
-import { eventStrategy } from './event.js';
+import { eventStrategy, eventsV1EventStrategy } from './event.js';
 import { leaseStrategy } from './lease.js';
 import { limitRangeStrategy } from './limitrange.js';
 import { namespaceStrategy } from './namespace.js';
@@ -23,6 +23,8 @@ export const BUILTIN_STRATEGIES: readonly KindStrategy[] = [
   secretStrategy,
   configMapStrategy,
   eventStrategy,
+  // After core's: what reads each stored resource once (start-up's load) takes the first type.
+  eventsV1EventStrategy,
   serviceAccountStrategy,
   resourceQuotaStrategy,
   limitRangeStrategy,
