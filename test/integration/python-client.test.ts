@@ -255,6 +255,35 @@ describe('CoreV1Api (core_v1.py)', () => {
     expect(status(s, 'delete missing')).toMatchObject({ reason: 'NotFound', code: 404 });
   });
 
+  // Difference (src/local/objects.ts, create): the etcd3 store refuses to create an object
+  // that carries a resourceVersion (storage.ErrResourceVersionSetOnCreate,
+  // apiserver/pkg/storage/errors.go), an error the registry passes on as it is: a 500 whose
+  // message is the error's. Here the object is created and the resourceVersion ignored.
+  pyIt.fails('refuses to create an object that carries a resourceVersion', () => {
+    expect(status(s, 'create with a resourceVersion').message).toBe(
+      'resourceVersion should not be set on objects to be created',
+    );
+  });
+
+  // Difference (src/local/kinds/configmap.ts): ValidateConfigMap and ValidateConfigMapUpdate
+  // (pkg/apis/core/validation/validation.go) refuse a key that is not a config key, and any
+  // change to the data of an immutable ConfigMap. Here both are stored (ADR 0003: built-in
+  // kinds are schemaless).
+  pyIt.fails('validates ConfigMap keys, and keeps an immutable ConfigMap as it is', () => {
+    const badKey = status(s, 'create with an invalid key');
+    expect(badKey).toMatchObject({ reason: 'Invalid', code: 422 });
+    expect(badKey.message).toMatch(
+      /^ConfigMap "badkey" is invalid: data\[bad key\]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '\.'/,
+    );
+    expect(value(s, 'create immutable').immutable).toBe(true);
+    expect(status(s, 'patch immutable data')).toMatchObject({
+      reason: 'Invalid',
+      code: 422,
+      message:
+        'ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+    });
+  });
+
   // Difference (the Status writer, src/local/types.ts): metav1.StatusDetails.Group is
   // `json:"group,omitempty"`, so for core kinds kube-apiserver sends no "group" key at all;
   // here it is "group": "".
@@ -419,6 +448,23 @@ describe('CoreV1Api (core_v1.py)', () => {
     const child = value(s, 'delete orphan: child');
     expect(child.metadata.name).toBe('child-orphan');
     expect(child.metadata.ownerReferences ?? undefined).toBeUndefined();
+  });
+
+  // Difference (src/local/kinds/namespace.ts): the namespace storage's Delete answers a
+  // namespace already being emptied with a Conflict (pkg/registry/core/namespace/storage);
+  // here the second delete answers the terminating namespace again.
+  pyIt.fails('refuses a second delete of a namespace being emptied: 409 Conflict', () => {
+    expect(value(s, 'delete namespace')).toMatchObject({
+      kind: 'Namespace',
+      metadata: { deletionTimestamp: expect.any(String) },
+      status: { phase: 'Terminating' },
+    });
+    expect(status(s, 'delete namespace again')).toMatchObject({
+      reason: 'Conflict',
+      code: 409,
+      message:
+        'Operation cannot be fulfilled on namespaces "py-core-v1-gone": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+    });
   });
 
   pyIt('refuses a delete whose uid precondition does not hold: 409 Conflict', () => {
@@ -714,6 +760,35 @@ describe('CustomObjectsApi on platform.nrn.dev/v1alpha1 (custom_objects.py)', ()
     },
   );
 
+  // Difference (src/local/objects.ts, update): custom resources do not allow unconditional
+  // updates, and Store.Update words the refusal with the resource in the kind's place
+  // (`schema.GroupKind{Group: qualifiedResource.Group, Kind: qualifiedResource.Resource}`,
+  // registry/generic/registry/store.go): "scopes.platform.nrn.dev", not "Scope.platform.nrn.dev".
+  pyIt.fails('refuses a replace without resourceVersion in kube-apiserver words', () => {
+    expect(status(s, 'replace without resourceVersion')).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        'scopes.platform.nrn.dev "web" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      reason: 'Invalid',
+      details: {
+        name: 'web',
+        group: 'platform.nrn.dev',
+        kind: 'scopes',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 0x0: must be specified for an update',
+            field: 'metadata.resourceVersion',
+          },
+        ],
+      },
+      code: 422,
+    });
+  });
+
   // Custom resources' store sets ReturnDeletedObject (apiextensions-apiserver,
   // registry/customresource/etcd.go): the deleted object comes back, not a Status.
   pyIt('deletes: the deleted object comes back, then 404', () => {
@@ -865,6 +940,16 @@ describe('Secrets (secret_string_data.py)', () => {
     expect(replaced.stringData).toBeUndefined();
   });
 
+  // Difference (src/local/kinds/secret.ts): data is []byte in the Go type, and decoding a
+  // value that is not base64 fails, so kube-apiserver answers 400 BadRequest ("Secret in
+  // version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 3").
+  // Here it is stored as sent.
+  pyIt.fails('refuses data that is not base64: 400', () => {
+    const refused = status(s, 'create with data that is not base64');
+    expect(refused).toMatchObject({ reason: 'BadRequest', code: 400 });
+    expect(refused.message).toContain('illegal base64 data at input byte 3');
+  });
+
   pyIt('selects by type, and refuses other fields in the Secret converter words', () => {
     expect(value(s, 'create typed').data).toEqual({ token: b64('t') });
     expect(value(s, 'list type=Opaque')).toEqual(['db']);
@@ -905,13 +990,23 @@ describe('Events (events.py)', () => {
   // Event's selectable fields (pkg/registry/core/event/strategy.go, ToSelectableFields) also
   // hold involvedObject.apiVersion, reportingComponent, and source: source.component, or the
   // reportingController when there is none.
-  // Pending: issue 20, task (a), Event field selectors (src/local/selectors.ts,
-  // src/local/kinds/event.ts): these are "field label not supported" here until it lands.
-  pyIt.fails('lists Events by source, reportingComponent and involvedObject.apiVersion', () => {
+  pyIt('lists Events by source, reportingComponent and involvedObject.apiVersion', () => {
     expect(listed('involvedObject.apiVersion=v1')).toEqual(['other.1', 'subject.1', 'subject.2']);
     expect(listed('source=py-controller')).toEqual(['other.1', 'subject.1']);
     expect(listed('source=py-reporter')).toEqual(['subject.2']);
     expect(listed('reportingComponent=py-reporter')).toEqual(['subject.2']);
+  });
+
+  // Difference (src/local/kinds/event.ts; ADR 0003: built-in kinds are schemaless): kube-apiserver
+  // stores an Event through its Go type, so firstTimestamp and lastTimestamp (metav1.Time) come
+  // back in RFC 3339 to the second, in UTC with a Z, and eventTime (a MicroTime, not omitted
+  // when empty) as null. Here the times come back as the client sent them.
+  pyIt.fails('keeps Event times as kube-apiserver writes them', () => {
+    expect(value(s, 'read times')).toEqual({
+      firstTimestamp: '2026-01-02T03:04:05Z',
+      lastTimestamp: '2026-01-02T03:04:05Z',
+      eventTime: null,
+    });
   });
 
   pyIt('refuses a field Events cannot be selected by', () => {

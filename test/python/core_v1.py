@@ -58,6 +58,18 @@ def script(steps, argv):
         steps.run("list page 2", lambda: v1.list_namespaced_config_map(
             ns, limit=1, _continue=first.metadata._continue))
 
+    # After the lists: where the server differs, these may be stored.
+    steps.run("create with a resourceVersion", lambda: v1.create_namespaced_config_map(
+        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="versioned",
+                                                            resource_version="5"))))
+    steps.run("create with an invalid key", lambda: v1.create_namespaced_config_map(
+        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="badkey"),
+                               data={"bad key": "1"})))
+    steps.run("create immutable", lambda: v1.create_namespaced_config_map(ns, client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="frozen"), data={"a": "1"}, immutable=True)))
+    steps.run("patch immutable data", lambda: v1.patch_namespaced_config_map(
+        "frozen", ns, {"data": {"a": "2"}}))
+
     # The generated client sends a list body as a JSON patch and a dict as a strategic merge
     # patch; a merge patch takes the Content-Type header set on the ApiClient (22.x has no
     # per-call content type).
@@ -121,6 +133,13 @@ def script(steps, argv):
         else:
             steps.run("delete %s: child gone" % key, lambda: until(
                 lambda: gone("child-" + key), "child-" + key + " to go"))
+
+    # A namespace being emptied refuses a second delete (namespace storage's Delete).
+    gone = ns + "-gone"
+    v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=gone)))
+    steps.run("delete namespace", lambda: raw_json(v1.delete_namespace(
+        gone, _preload_content=False)))
+    steps.run("delete namespace again", lambda: v1.delete_namespace(gone))
 
     steps.run("delete with a stale uid precondition", lambda: v1.delete_namespaced_config_map(
         "db", ns, body=client.V1DeleteOptions(

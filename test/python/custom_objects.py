@@ -88,6 +88,10 @@ def script(steps, argv):
         steps.run("replace status", lambda: custom.replace_namespaced_custom_object_status(
             GROUP, VERSION, ns, "scopes", "web", current))
 
+    unversioned = scope("web", {"tier": "front", "team": "a"})
+    steps.run("replace without resourceVersion", lambda: custom.replace_namespaced_custom_object(
+        GROUP, VERSION, ns, "scopes", "web", unversioned))
+
     steps.run("delete", lambda: custom.delete_namespaced_custom_object(
         GROUP, VERSION, ns, "scopes", "db"))
     steps.run("delete missing", lambda: custom.delete_namespaced_custom_object(

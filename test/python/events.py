@@ -1,13 +1,15 @@
 """Events (core/v1) created the way controllers record them and listed with the field
 selectors kube-apiserver supports for Events (involvedObject.*, reason, type, source,
-reportingComponent, metadata.*), and a field it does not support.
+reportingComponent, metadata.*), and a field it does not support; their times as stored.
 
 Usage: events.py NAMESPACE
 """
 
+import datetime
+
 from kubernetes import client
 
-from support import create_namespace, main
+from support import create_namespace, main, raw_json
 
 
 def script(steps, argv):
@@ -60,6 +62,16 @@ def script(steps, argv):
         for item in v1.list_event_for_all_namespaces(field_selector="reason=Failed").items
         if item.metadata.namespace == ns))
     steps.run("list by an unknown field", lambda: names("message=x"))
+
+    # Times as the client sends them: microseconds and a +00:00 offset.
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.timezone.utc)
+    v1.create_namespaced_event(ns, event(
+        "timed.1", "ConfigMap", "timed", "Timed", "Normal", first_timestamp=when,
+        last_timestamp=when, count=1))
+    steps.run("read times", lambda: {
+        key: value for key, value in raw_json(v1.read_namespaced_event(
+            "timed.1", ns, _preload_content=False)).items()
+        if key in ("firstTimestamp", "lastTimestamp", "eventTime")})
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ def script(steps, argv):
         for item in v1.list_namespaced_secret(ns, field_selector="type=Opaque").items])
     steps.run("list by an unknown field", lambda: v1.list_namespaced_secret(
         ns, field_selector="data.user=x"))
+    steps.run("create with data that is not base64", lambda: v1.create_namespaced_secret(
+        ns, {"metadata": {"name": "garbled"}, "data": {"key": "not base64!"}}))
 
 
 if __name__ == "__main__":
