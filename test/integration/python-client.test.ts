@@ -671,6 +671,23 @@ describe('watch.Watch().stream (watch.py)', () => {
 describe('CustomObjectsApi on platform.nrn.dev/v1alpha1 (custom_objects.py)', () => {
   const s = 'custom_objects';
 
+  pyIt('serves the CRD as ApiextensionsV1Api reads it: names accepted, established', () => {
+    const crd = value(s, 'read the CRD');
+    expect(crd.status.acceptedNames).toMatchObject({ kind: 'Scope', plural: 'scopes' });
+    expect(crd.status.storedVersions).toEqual(['v1alpha1']);
+    expect(crd.status.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Established', status: 'True' }),
+    );
+  });
+
+  // Difference (src/local/kinds/customresourcedefinition.ts): kube-apiserver's defaulting,
+  // SetDefaults_CustomResourceDefinitionSpec (apiextensions-apiserver, pkg/apis/apiextensions/
+  // v1/defaults.go), gives a CRD without one `conversion: {strategy: None}`; here spec.conversion
+  // stays absent.
+  pyIt.fails('defaults a CRD conversion strategy to None', () => {
+    expect(value(s, 'read the CRD').spec.conversion).toEqual({ strategy: 'None' });
+  });
+
   pyIt('creates Scopes and an Application: 201, generation 1', () => {
     const created = value(s, 'create');
     expect(created.code).toBe(201);

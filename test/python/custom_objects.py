@@ -1,4 +1,5 @@
-"""CustomObjectsApi on this project's CRDs (platform.nrn.dev/v1alpha1): Scopes and an
+"""CustomObjectsApi on this project's CRDs (platform.nrn.dev/v1alpha1), read through
+ApiextensionsV1Api first: Scopes and an
 Application created, read, listed with label selectors (in a namespace and across all of
 them), patched (a merge patch: the method's one content type), their status subresource
 patched and replaced, refused when the schema refuses them, and deleted.
@@ -33,6 +34,8 @@ def script(steps, argv):
     def names(listed):
         return sorted(item["metadata"]["name"] for item in listed["items"])
 
+    steps.run("read the CRD", lambda: client.ApiextensionsV1Api().read_custom_resource_definition(
+        "scopes.platform.nrn.dev"))
     steps.run("create application", lambda: custom.create_namespaced_custom_object(
         GROUP, VERSION, ns, "applications", {
             "apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "Application",
