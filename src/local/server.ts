@@ -217,7 +217,7 @@ export class ApiServer {
       // Most segments hold no escape: decoding them anyway costs a call each.
       .map((s) => (s.includes('%') ? decodeSegment(s) : s));
     const [root, ...rest] = segments;
-    if (root === 'openapi') return this.serveOpenApi(res, rest);
+    if (root === 'openapi') return this.openapi.serve(req, res, rest);
     if (root === 'api') {
       if (rest.length === 0) return sendJson(res, 200, this.registry.apiVersions());
       const [version, ...tail] = rest;
@@ -247,18 +247,6 @@ export class ApiServer {
       compiler: 'n/a',
       platform: `${process.platform}/${process.arch}`,
     };
-  }
-
-  private serveOpenApi(res: ServerResponse, rest: string[]): void {
-    const [version, ...path] = rest;
-    if (version !== 'v3') throw notFoundPath();
-    if (path.length === 0) {
-      sendJson(res, 200, this.openapi.root());
-      return;
-    }
-    const doc = this.openapi.document(path.join('/'));
-    if (doc === undefined) throw notFoundPath();
-    sendJson(res, 200, doc, { 'Cache-Control': 'public, immutable' });
   }
 
   private async serveGroupVersion(
