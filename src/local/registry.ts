@@ -2,7 +2,7 @@
 // kinds/), and every kind a registered CustomResourceDefinition defines. Answers discovery from
 // the same table.
 import { BUILTIN_STRATEGIES } from './kinds/index.js';
-import { type ResourceType, storageKeyOf } from './resource-type.js';
+import { type ResourceType, storageKeyOf, storageVersionHashOf } from './resource-type.js';
 import type { PrinterColumn } from './table.js';
 import { ApiError, type KubeObject } from './types.js';
 
@@ -28,6 +28,7 @@ export function typesOfCrd(crd: KubeObject): ResourceType[] {
     names: { kind: string; plural: string; singular?: string; listKind?: string };
     versions: CrdVersion[];
   } & { names: { shortNames?: string[]; categories?: string[] } };
+  const storageVersion = spec.versions.find((v) => v.storage === true)?.name;
   return spec.versions
     .filter((v) => v.served !== false)
     .map((v) => ({
@@ -46,6 +47,7 @@ export function typesOfCrd(crd: KubeObject): ResourceType[] {
       printerColumns: v.additionalPrinterColumns ?? [],
       custom: true,
       nameRule: 'subdomain' as const,
+      ...(storageVersion !== undefined ? { storageVersion } : {}),
     }));
 }
 
@@ -174,6 +176,7 @@ export class Registry {
           verbs: VERBS,
           ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
           ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+          storageVersionHash: storageVersionHashOf(t),
         };
         if (!t.hasStatus) return [main];
         const status = {

@@ -1,5 +1,6 @@
 // What the server knows of one resource type (a built-in kind's, or one version of a CRD's) and
 // the names it is known by: in URLs, in the store, in apiVersion fields and in errors.
+import { createHash } from 'node:crypto';
 import type { PrinterColumn } from './table.js';
 import type { KubeObject } from './types.js';
 
@@ -38,6 +39,8 @@ export interface ResourceType {
   readonly nameRule: 'subdomain' | 'label';
   /** Set when the type's objects are stored as another type's (see StoredAs). */
   readonly storedAs?: StoredAs;
+  /** A CRD's storage version (the one marked `storage: true`); a built-in's is its own. */
+  readonly storageVersion?: string;
 }
 
 export const apiVersionOf = (t: Pick<ResourceType, 'group' | 'version'>): string =>
@@ -63,6 +66,18 @@ export function servedAs(type: ResourceType, object: KubeObject): KubeObject {
 /** An object of `type` as it is stored: the same object unless the type is stored as another. */
 export const storedFormOf = (type: ResourceType, object: KubeObject): KubeObject =>
   type.storedAs?.toStorage(object) ?? object;
+
+/**
+ * Discovery's `storageVersionHash` (apiserver's discovery.StorageVersionHash): the first 8 bytes
+ * of SHA-256 of `<group>/<version>/<kind>` of the version objects are stored in, base64. Clients
+ * (the storage version migrator, kubectl's cache) compare it to notice a storage change.
+ */
+export function storageVersionHashOf(t: ResourceType): string {
+  const group = t.storedAs?.group ?? t.group;
+  const version = t.storedAs !== undefined ? 'v1' : (t.storageVersion ?? t.version);
+  const digest = createHash('sha256').update(`${group}/${version}/${t.kind}`).digest();
+  return digest.subarray(0, 8).toString('base64');
+}
 
 /** `scopes.platform.nrn.dev`, the way errors name a resource. */
 export const qualifiedResource = (t: Pick<ResourceType, 'group' | 'resource'>): string =>
