@@ -113,7 +113,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 export function decodeMetadata(meta: Record<string, unknown>): void {
   // Over the fields present (a handful), not every field ObjectMeta has: this runs per write.
   for (const field in meta) {
-    const type = OBJECT_META[field];
+    // Own keys only on both sides: `constructor` is no field of ObjectMeta.
+    const type = Object.hasOwn(OBJECT_META, field) ? OBJECT_META[field] : undefined;
     if (type === undefined || !Object.hasOwn(meta, field)) continue;
     const value = meta[field];
     if (value === null) delete meta[field];
@@ -167,7 +168,7 @@ function decodeValue(value: unknown, type: GoType, at: string, key: string | und
   }
   if (!isPlainObject(value)) throw wrongType(value, type, at, key);
   for (const field in value) {
-    const fieldType = type.fields[field];
+    const fieldType = Object.hasOwn(type.fields, field) ? type.fields[field] : undefined;
     if (fieldType === undefined || !Object.hasOwn(value, field)) continue;
     if (value[field] === null) delete value[field];
     else value[field] = decodeValue(value[field], fieldType, path, field);
@@ -176,6 +177,53 @@ function decodeValue(value: unknown, type: GoType, at: string, key: string | und
 }
 
 const pathOf = (at: string, key: string | undefined) => (key === undefined ? at : `${at}.${key}`);
+
+/**
+ * The fields of `meta` that metav1.ObjectMeta does not have, at every depth its Go type goes
+ * (an owner reference's, a managedFields entry's), as a strict decoder names them:
+ * `<prefix>.foo`, `<prefix>.ownerReferences[0].bar`. With `strip`, they are also removed, as
+ * decoding into ObjectMeta drops them whatever the field validation asked for. `sorted` walks
+ * keys as they come out of Go's json.Marshal of a map (how a custom resource's metadata reaches
+ * the strict decoder); otherwise in the order written (a built-in kind's body).
+ */
+export function unknownMetadataFields(
+  meta: Record<string, unknown>,
+  prefix: string,
+  strip: boolean,
+  sorted = true,
+): string[] {
+  const out: string[] = [];
+  unknownIn(meta, { struct: 'v1.ObjectMeta', fields: OBJECT_META }, prefix, strip, sorted, out);
+  return out;
+}
+
+function unknownIn(
+  value: unknown,
+  type: GoType,
+  at: string,
+  strip: boolean,
+  sorted: boolean,
+  out: string[],
+): void {
+  if (typeof type !== 'object' || 'map' in type) return;
+  if ('list' in type) {
+    if (Array.isArray(value)) {
+      for (const [i, item] of value.entries())
+        unknownIn(item, type.list, `${at}[${i}]`, strip, sorted, out);
+    }
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  const keys = Object.keys(value);
+  if (sorted) keys.sort();
+  for (const key of keys) {
+    const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined;
+    if (fieldType === undefined) {
+      out.push(`${at}.${key}`);
+      if (strip) delete value[key];
+    } else unknownIn(value[key], fieldType, `${at}.${key}`, strip, sorted, out);
+  }
+}
 
 function wrongType(value: unknown, type: GoType, at: string, key: string | undefined): ApiError {
   return new ApiError(
@@ -206,6 +254,20 @@ export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[
   if (!SUBDOMAIN.test(name)) {
     out.push(
       "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+  }
+  return out;
+}
+
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** validation.IsDNS1035Label: a lowercase label that starts with a letter (CRD plurals, versions). */
+export function dns1035LabelErrors(value: string): string[] {
+  const out: string[] = [];
+  if (value.length > 63) out.push('must be no more than 63 characters');
+  if (!DNS1035_LABEL.test(value)) {
+    out.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
     );
   }
   return out;

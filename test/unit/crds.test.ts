@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { allCrds, CrdSchemaError, renderCrdFiles, toStructural } from '../../src/api/index.js';
-import { checkStructuralSchema } from '../../src/local/schema/structural.js';
+import { crdSchemaIssues, STRICTEST } from '../../src/local/schema/crd-schema.js';
 
 const CRDS_DIR = join(import.meta.dirname, '../../crds');
 type Version = {
@@ -138,7 +138,11 @@ describe('toStructural', () => {
   });
 });
 
-describe('checkStructuralSchema', () => {
+/** Every issue kube-apiserver would find in this openAPIV3Schema, paths from `openAPIV3Schema`. */
+const checkStructuralSchema = (schema: unknown) =>
+  crdSchemaIssues({ openAPIV3Schema: schema }, '', { ...STRICTEST, statusEnabled: false });
+
+describe('crdSchemaIssues', () => {
   const root = (properties: Record<string, unknown>) => ({ type: 'object', properties });
   it.each([
     ['a field with no type', root({ a: {} }), 'openAPIV3Schema.properties[a].type'],
@@ -171,11 +175,6 @@ describe('checkStructuralSchema', () => {
       'openAPIV3Schema.properties[a].pattern',
     ],
     [
-      'an enum value of another type',
-      root({ a: { type: 'integer', enum: ['1'] } }),
-      'openAPIV3Schema.properties[a].enum[0]',
-    ],
-    [
       'a map list keyed by an optional field',
       root({
         a: {
@@ -185,7 +184,7 @@ describe('checkStructuralSchema', () => {
           items: { type: 'object', properties: { k: { type: 'string' } } },
         },
       }),
-      'openAPIV3Schema.properties[a].x-kubernetes-list-map-keys',
+      'openAPIV3Schema.properties[a].items.properties[k].default',
     ],
     [
       'constraints on metadata beyond name',
@@ -193,12 +192,14 @@ describe('checkStructuralSchema', () => {
       'openAPIV3Schema.properties[metadata]',
     ],
     [
-      'additionalProperties: false',
-      root({ a: { type: 'object', additionalProperties: false } }),
+      'additionalProperties: false beside properties',
+      root({
+        a: { type: 'object', additionalProperties: false, properties: { b: { type: 'string' } } },
+      }),
       'openAPIV3Schema.properties[a].additionalProperties',
     ],
   ])('finds %s', (_, schema, path) => {
-    expect(checkStructuralSchema(schema).map((p) => p.path)).toContain(path);
+    expect(checkStructuralSchema(schema).map((p) => p.field)).toContain(path);
   });
 
   it.each([
@@ -208,7 +209,8 @@ describe('checkStructuralSchema', () => {
   ])('refuses %s as Go regexp.Compile does, in the server words', (_, pattern, why) => {
     expect(checkStructuralSchema(root({ a: { type: 'string', pattern } }))).toEqual([
       {
-        path: 'openAPIV3Schema.properties[a].pattern',
+        field: 'openAPIV3Schema.properties[a].pattern',
+        reason: 'FieldValueInvalid',
         message: `Invalid value: ${JSON.stringify(pattern)}: must be a valid regular expression, but isn't: error parsing regexp: ${why}`,
       },
     ]);
@@ -239,6 +241,18 @@ describe('checkStructuralSchema', () => {
           a: { 'x-kubernetes-preserve-unknown-fields': true },
           b: { 'x-kubernetes-int-or-string': true },
           c: { type: 'string', anyOf: [{ pattern: '^a' }, { maxLength: 3 }] },
+        }),
+      ),
+    ).toEqual([]);
+  });
+
+  it('accepts what apiextensions-apiserver accepts: an enum of another type, additionalProperties: false alone or true beside properties', () => {
+    expect(
+      checkStructuralSchema(
+        root({
+          a: { type: 'integer', enum: ['1'] },
+          b: { type: 'object', additionalProperties: false },
+          c: { type: 'object', additionalProperties: true, properties: { d: { type: 'string' } } },
         }),
       ),
     ).toEqual([]);

@@ -85,3 +85,33 @@ export function goValue(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   return goJSON(v);
 }
+
+/**
+ * fmt's %#v of a value decoded from JSON into interface{}, as field.Error prints a bad value
+ * that is neither a string, a number nor a bool: `map[string]interface {}{"a":1}`,
+ * `[]interface {}{"x", true}`; `inner` is how a value nested in a map or slice prints.
+ */
+export function goSharp(v: unknown, inner = false): string {
+  if (v === null || v === undefined) return inner ? 'interface {}(nil)' : '<nil>';
+  switch (typeof v) {
+    case 'string':
+      return goQuote(v);
+    case 'number':
+      // util/json decodes whole numbers as int64, the rest as float64; %#v prints them as %v.
+      return goNumber(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object': {
+      if (Array.isArray(v)) return `[]interface {}{${v.map((x) => goSharp(x, true)).join(', ')}}`;
+      const record = v as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goSharp(record[k], true)}`).join(', ')}}`;
+    }
+    default:
+      return '<nil>';
+  }
+}
+
+/** fmt's %#v of a []string: `[]string{"a", "b"}`, or `[]string(nil)` for none. */
+export const goStrings = (values: readonly string[] | undefined): string =>
+  values === undefined ? '[]string(nil)' : `[]string{${values.map(goQuote).join(', ')}}`;

@@ -1,231 +1,427 @@
-// The API server's rules for a CRD's openAPIV3Schema (apiextensions.k8s.io/v1): the schema
-// must be structural, and use only the keywords and extensions Kubernetes accepts. Used
-// when a CRD is created on the local control plane, and by the tests of our own CRDs.
-
+// What makes a CRD schema structural, as apiextensions-apiserver decides it
+// (pkg/apiserver/schema): NewStructural (convert.go) refuses what a structural schema cannot
+// hold; ValidateStructural (validation.go, complete.go) checks its invariants — a type for
+// every specified field, only value validations under allOf/anyOf/oneOf/not, nothing there that
+// the structure does not also say, metadata restricted to name and generateName — with the
+// options kube-apiserver 1.32 uses for CRDs (nothing nested beyond that).
 import { RE2JS } from 're2js';
-import { goQuote } from './goformat.js';
+import {
+  childPath,
+  type FieldIssue,
+  forbidden,
+  indexPath,
+  invalid,
+  issueText,
+  keyPath,
+  required,
+} from './field-errors.js';
+import {
+  additionalProperties,
+  flag,
+  hasDefault,
+  isProps,
+  isSet,
+  items,
+  type Props,
+  schemaList,
+  schemaMap,
+  str,
+  strings,
+} from './props.js';
 
-type Schema = Record<string, unknown>;
+// --- NewStructural ------------------------------------------------------------------------
 
-const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
-const FORBIDDEN = [
-  '$ref',
-  '$schema',
-  'definitions',
-  'dependencies',
-  'additionalItems',
-  'patternProperties',
-  'id',
-];
-const LIST_TYPES = new Set(['atomic', 'set', 'map']);
-// Inside allOf/anyOf/oneOf/not only value validations may stand (the "skeleton" rule).
-const NOT_IN_JUNCTORS = [
-  'type',
-  'nullable',
-  'default',
-  'description',
-  'additionalProperties',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string',
-];
-
-const isSchema = (v: unknown): v is Schema =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export interface SchemaProblem {
-  readonly path: string;
-  readonly message: string;
+/** validateUnsupportedFields: what no structural schema holds, anywhere. */
+function unsupported(s: Props): string | undefined {
+  if (str(s, 'id') !== '') return "OpenAPIV3Schema 'id' is not supported";
+  if (str(s, '$schema') !== '') return "OpenAPIV3Schema 'schema' is not supported";
+  if (str(s, '$ref') !== '') return "OpenAPIV3Schema '$ref' is not supported";
+  if (schemaMap(s, 'patternProperties').length > 0)
+    return "OpenAPIV3Schema 'patternProperties' is not supported";
+  if (isProps(s.dependencies) && Object.keys(s.dependencies).length > 0)
+    return "OpenAPIV3Schema 'dependencies' is not supported";
+  if (isSet(s, 'additionalItems')) return "OpenAPIV3Schema 'additionalItems' is not supported";
+  if (schemaMap(s, 'definitions').length > 0)
+    return "OpenAPIV3Schema 'definitions' is not supported";
+  return undefined;
 }
 
-function typeMatches(type: unknown, value: unknown): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'integer':
-      return Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isSchema(value);
-    default:
-      return true;
+const ITEMS_ARRAY = "OpenAPIV3Schema 'items' must be a schema, but is an array";
+
+/** The error NewStructural returns for this schema, in the order it walks it; undefined if none. */
+export function newStructuralError(s: Props, nested = false): string | undefined {
+  const own = unsupported(s);
+  if (own !== undefined) return own;
+  // newValueValidation: not, then allOf, anyOf, oneOf.
+  for (const junctor of [
+    ...(isProps(s.not) ? [s.not] : []),
+    ...schemaList(s, 'allOf'),
+    ...schemaList(s, 'anyOf'),
+    ...schemaList(s, 'oneOf'),
+  ]) {
+    const err = newStructuralError(junctor, true);
+    if (err !== undefined) return err;
   }
+  // newGenerics: additionalProperties' schema is converted on its own.
+  const additional = additionalProperties(s);
+  if (additional?.schema !== undefined) {
+    const err = newStructuralError(additional.schema, nested);
+    if (err !== undefined) return err;
+  }
+  if (s['x-kubernetes-preserve-unknown-fields'] === false)
+    return "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined";
+  const list = items(s);
+  if (list !== undefined) {
+    if (list.schemas.length > 0) return ITEMS_ARRAY;
+    if (list.schema !== undefined) {
+      const err = newStructuralError(list.schema, nested);
+      if (err !== undefined) return err;
+    }
+  }
+  for (const [, child] of schemaMap(s, 'properties')) {
+    const err = newStructuralError(child, nested);
+    if (err !== undefined) return err;
+  }
+  return undefined;
 }
 
-function checkNode(
-  node: Schema,
+// --- ValidateStructural ---------------------------------------------------------------------
+
+type Level = 'root' | 'item' | 'field';
+
+const TYPE_EMPTY: Record<Level, string> = {
+  root: 'must not be empty at the root',
+  item: 'must not be empty for specified array items',
+  field: 'must not be empty for specified object fields',
+};
+
+/** The IntOrString pattern's branch: `type: <t>` and nothing else. */
+function onlyType(s: Props, type: string): boolean {
+  if (s.type !== type) return false;
+  return Object.entries(s).every(
+    ([k, v]) => k === 'type' || v === undefined || v === null || v === false || v === '',
+  );
+}
+
+/** anyOf: [{type: integer}, {type: string}], the first IntOrString exception. */
+function isIntOrStringAnyOf(s: Props): boolean {
+  const anyOf = schemaList(s, 'anyOf');
+  return (
+    anyOf.length === 2 &&
+    onlyType(anyOf[0] as Props, 'integer') &&
+    onlyType(anyOf[1] as Props, 'string')
+  );
+}
+
+/** allOf: [{anyOf: [{type: integer}, {type: string}]}, ...], the second. */
+const isIntOrStringAllOf = (s: Props): boolean => {
+  const first = schemaList(s, 'allOf')[0];
+  return first !== undefined && isIntOrStringAnyOf(first);
+};
+
+/** validateValueValidation: the junctors of a node, and its pattern. */
+function valueValidation(
+  s: Props,
+  skipAnyOf: boolean,
+  skipFirstAllOfAnyOf: boolean,
+  lvl: Level,
   path: string,
-  typeRequired: boolean,
-  inJunctor: boolean,
-  out: SchemaProblem[],
+  out: FieldIssue[],
 ): void {
-  const problem = (where: string, message: string) => out.push({ path: where, message });
-  for (const key of FORBIDDEN)
-    if (key in node) problem(`${path}.${key}`, 'Forbidden: not allowed in a CRD schema');
-  if (node.uniqueItems === true)
-    problem(`${path}.uniqueItems`, 'Forbidden: uniqueItems cannot be true');
-
-  const type = node.type;
-  const preserve = node['x-kubernetes-preserve-unknown-fields'];
-  const intOrString = node['x-kubernetes-int-or-string'] === true;
-  if (preserve !== undefined && preserve !== true) {
-    problem(
-      `${path}.x-kubernetes-preserve-unknown-fields`,
-      'Invalid value: must be true or undefined',
-    );
-  }
-  if (inJunctor) {
-    for (const key of NOT_IN_JUNCTORS) {
-      if (key in node)
-        problem(`${path}.${key}`, 'Forbidden: must not be used inside allOf, anyOf, oneOf or not');
-    }
-  } else if (type === undefined) {
-    if (typeRequired && preserve !== true && !intOrString)
-      problem(`${path}.type`, 'Required value: must not be empty for specified fields');
-  } else if (typeof type !== 'string' || !TYPES.has(type)) {
-    problem(`${path}.type`, `Unsupported value: ${JSON.stringify(type)}`);
-  }
-
-  const props = node.properties;
-  const additional = node.additionalProperties;
-  if (props !== undefined && additional !== undefined) {
-    problem(
-      `${path}.additionalProperties`,
-      'Forbidden: additionalProperties and properties are mutually exclusive',
-    );
-  }
-  if (additional === false) problem(`${path}.additionalProperties`, 'Forbidden: must not be false');
-  if ((props !== undefined || isSchema(additional)) && type !== undefined && type !== 'object') {
-    problem(`${path}.type`, 'Invalid value: must be object when properties are given');
-  }
-  if (props !== undefined) {
-    if (!isSchema(props)) problem(`${path}.properties`, 'Invalid value: must be an object');
-    else
-      for (const [name, child] of Object.entries(props)) {
-        const at = `${path}.properties[${name}]`;
-        if (isSchema(child)) checkNode(child, at, !inJunctor, inJunctor, out);
-        else problem(at, 'Invalid value: must be a schema');
-      }
-  }
-  if (isSchema(additional))
-    checkNode(additional, `${path}.additionalProperties`, !inJunctor, inJunctor, out);
-
-  const items = node.items;
-  if (items !== undefined) {
-    if (!isSchema(items)) problem(`${path}.items`, 'Forbidden: items must be a single schema');
-    else checkNode(items, `${path}.items`, !inJunctor, inJunctor, out);
-    if (type !== undefined && type !== 'array')
-      problem(`${path}.type`, 'Invalid value: must be array when items are given');
-  } else if (type === 'array' && !inJunctor) {
-    problem(`${path}.items`, 'Required value: must be specified for arrays');
-  }
-
-  for (const junctor of ['allOf', 'anyOf', 'oneOf']) {
-    const list = node[junctor];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) problem(`${path}.${junctor}`, 'Invalid value: must be a list');
-    else
-      for (const [i, s] of list.entries()) {
-        if (isSchema(s)) checkNode(s, `${path}.${junctor}[${i}]`, false, true, out);
-      }
-  }
-  if (isSchema(node.not)) checkNode(node.not, `${path}.not`, false, true, out);
-
-  // apiextensions-apiserver's structural validation: regexp.Compile(pattern), so anything
-  // RE2 refuses (lookaround, back-references, \Z...) is refused with Go's own error text.
-  if (typeof node.pattern === 'string' && node.pattern !== '') {
-    try {
-      RE2JS.compile(node.pattern);
-    } catch (error) {
-      problem(
-        `${path}.pattern`,
-        `Invalid value: ${goQuote(node.pattern)}: must be a valid regular expression, but isn't: ${(error as Error).message}`,
-      );
-    }
-  }
-  if (Array.isArray(node.enum) && typeof type === 'string') {
-    node.enum.forEach((v, i) => {
-      if (!typeMatches(type, v))
-        problem(`${path}.enum[${i}]`, `Invalid value: must be of type ${type}`);
+  if (!skipAnyOf) {
+    schemaList(s, 'anyOf').forEach((x, i) => {
+      nested(x, false, lvl, indexPath(childPath(path, 'anyOf'), i), out);
     });
   }
-  if (
-    'default' in node &&
-    typeof type === 'string' &&
-    !(node.nullable === true && node.default === null)
-  ) {
-    if (!typeMatches(type, node.default))
-      problem(`${path}.default`, `Invalid value: must be of type ${type}`);
+  schemaList(s, 'allOf').forEach((x, i) => {
+    nested(x, skipFirstAllOfAnyOf && i === 0, lvl, indexPath(childPath(path, 'allOf'), i), out);
+  });
+  schemaList(s, 'oneOf').forEach((x, i) => {
+    nested(x, false, lvl, indexPath(childPath(path, 'oneOf'), i), out);
+  });
+  if (isProps(s.not)) nested(s.not, false, lvl, childPath(path, 'not'), out);
+  const pattern = str(s, 'pattern');
+  if (pattern !== '') {
+    // regexp.Compile: RE2, whose error text re2js reproduces.
+    try {
+      RE2JS.compile(pattern);
+    } catch (error) {
+      out.push(
+        invalid(
+          childPath(path, 'pattern'),
+          pattern,
+          `must be a valid regular expression, but isn't: ${(error as Error).message}`,
+        ),
+      );
+    }
   }
-  checkListType(node, path, problem);
 }
 
-function checkListType(
-  node: Schema,
-  path: string,
-  problem: (where: string, message: string) => void,
-): void {
-  const listType = node['x-kubernetes-list-type'];
-  if (listType === undefined) return;
-  if (node.type !== 'array' || typeof listType !== 'string' || !LIST_TYPES.has(listType)) {
-    problem(
-      `${path}.x-kubernetes-list-type`,
-      'Invalid value: must be atomic, set or map, on an array',
+/** validateNestedValueValidation: under a junctor only value validations may stand. */
+function nested(v: Props, skipAnyOf: boolean, lvl: Level, path: string, out: FieldIssue[]): void {
+  valueValidation(v, skipAnyOf, false, lvl, path, out);
+  const list = items(v);
+  if (list?.schema !== undefined) nested(list.schema, false, lvl, childPath(path, 'items'), out);
+  const props = schemaMap(v, 'properties');
+  for (const [k, child] of props) {
+    nested(child, false, 'field', keyPath(childPath(path, 'properties'), k), out);
+  }
+  const at = (name: string) => childPath(path, name);
+  if (str(v, 'type') !== '') out.push(forbidden(at('type'), 'must be empty to be structural'));
+  if (additionalProperties(v) !== undefined)
+    out.push(forbidden(at('additionalProperties'), 'must be undefined to be structural'));
+  if (hasDefault(v)) out.push(forbidden(at('default'), 'must be undefined to be structural'));
+  if (str(v, 'title') !== '') out.push(forbidden(at('title'), 'must be empty to be structural'));
+  if (str(v, 'description') !== '')
+    out.push(forbidden(at('description'), 'must be empty to be structural'));
+  if (flag(v, 'nullable')) out.push(forbidden(at('nullable'), 'must be false to be structural'));
+  for (const ext of [
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-embedded-resource',
+    'x-kubernetes-int-or-string',
+  ]) {
+    if (flag(v, ext)) out.push(forbidden(at(ext), 'must be false to be structural'));
+  }
+  if ((strings(v, 'x-kubernetes-list-map-keys') ?? []).length > 0)
+    out.push(forbidden(at('x-kubernetes-list-map-keys'), 'must be empty to be structural'));
+  if (isSet(v, 'x-kubernetes-list-type'))
+    out.push(forbidden(at('x-kubernetes-list-type'), 'must be undefined to be structural'));
+  if (isSet(v, 'x-kubernetes-map-type'))
+    out.push(forbidden(at('x-kubernetes-map-type'), 'must be undefined to be structural'));
+  if (Array.isArray(v['x-kubernetes-validations']) && v['x-kubernetes-validations'].length > 0)
+    out.push(forbidden(at('x-kubernetes-validations'), 'must be empty to be structural'));
+  // Reasoning about metadata there could restrict it in ways the server does not want.
+  if (props.some(([k]) => k === 'metadata')) {
+    out.push(
+      forbidden(
+        keyPath(childPath(path, 'properties'), 'metadata'),
+        'must not be specified in a nested context',
+      ),
     );
-    return;
-  }
-  if (listType !== 'map') return;
-  const keys = node['x-kubernetes-list-map-keys'];
-  const items = isSchema(node.items) ? node.items : {};
-  const itemProps = isSchema(items.properties) ? items.properties : {};
-  const required = Array.isArray(items.required) ? items.required : [];
-  if (!Array.isArray(keys) || keys.length === 0) {
-    problem(`${path}.x-kubernetes-list-map-keys`, 'Required value: a map list names its keys');
-    return;
-  }
-  if (items.type !== 'object')
-    problem(`${path}.items.type`, 'Invalid value: a map list holds objects');
-  for (const key of keys) {
-    const prop = itemProps[key as string];
-    if (!isSchema(prop))
-      problem(
-        `${path}.x-kubernetes-list-map-keys`,
-        `Invalid value: ${key} is not a property of the items`,
-      );
-    else if (!required.includes(key) && !('default' in prop)) {
-      problem(
-        `${path}.x-kubernetes-list-map-keys`,
-        `Invalid value: ${key} must be required or defaulted`,
-      );
-    }
   }
 }
 
-/** Every problem with a CRD version's openAPIV3Schema; empty when the API server accepts it. */
-export function checkStructuralSchema(root: unknown, path = 'openAPIV3Schema'): SchemaProblem[] {
-  const out: SchemaProblem[] = [];
-  if (!isSchema(root)) return [{ path, message: 'Required value: a schema is required' }];
-  if (root.type !== 'object')
-    out.push({ path: `${path}.type`, message: 'Unsupported value: the root must be an object' });
-  checkNode(root, path, true, false, out);
-  const metadata = isSchema(root.properties) ? root.properties.metadata : undefined;
-  if (isSchema(metadata)) {
-    // Only name and generateName may be constrained; everything else belongs to the server.
-    const allowed = new Set(['type', 'properties']);
-    const props = isSchema(metadata.properties) ? Object.keys(metadata.properties) : [];
-    const extra = Object.keys(metadata).filter((k) => !allowed.has(k));
-    const extraProps = props.filter((p) => p !== 'name' && p !== 'generateName');
-    if (extra.length > 0 || extraProps.length > 0 || metadata.type !== 'object') {
-      out.push({
-        path: `${path}.properties[metadata]`,
-        message: 'Forbidden: must not specify anything other than name and generateName',
-      });
+/** Whether a ValueValidation is all zero values (the metadata rule compares it with one). */
+function noValueValidation(s: Props): boolean {
+  for (const k of ['format', 'pattern']) if (str(s, k) !== '') return false;
+  for (const k of ['exclusiveMaximum', 'exclusiveMinimum', 'uniqueItems'])
+    if (flag(s, k)) return false;
+  for (const k of [
+    'maximum',
+    'minimum',
+    'maxLength',
+    'minLength',
+    'maxItems',
+    'minItems',
+    'multipleOf',
+    'maxProperties',
+    'minProperties',
+    'required',
+    'not',
+  ]) {
+    if (isSet(s, k)) return false;
+  }
+  for (const k of ['enum', 'allOf', 'oneOf', 'anyOf']) {
+    const v = s[k];
+    if (Array.isArray(v) && v.length > 0) return false;
+  }
+  return true;
+}
+
+/** validateStructuralMetadataInvariants: `metadata` may restrict name and generateName only. */
+function metadataInvariants(
+  s: Props,
+  checkMetadata: boolean,
+  lvl: Level,
+  path: string,
+  out: FieldIssue[],
+): void {
+  const type = str(s, 'type');
+  if (checkMetadata && type !== 'object')
+    out.push(invalid(childPath(path, 'type'), type, 'must be object'));
+  if (lvl !== 'root') return;
+  const names = schemaMap(s, 'properties').map(([k]) => k);
+  const onlyNames =
+    names.length === 0 ||
+    (names.length <= 2 && names.every((k) => k === 'name' || k === 'generateName'));
+  const generic =
+    str(s, 'description') === '' &&
+    str(s, 'title') === '' &&
+    !flag(s, 'nullable') &&
+    additionalProperties(s) === undefined;
+  const extensions =
+    !flag(s, 'x-kubernetes-preserve-unknown-fields') &&
+    !flag(s, 'x-kubernetes-embedded-resource') &&
+    !flag(s, 'x-kubernetes-int-or-string') &&
+    strings(s, 'x-kubernetes-list-map-keys') === undefined &&
+    !isSet(s, 'x-kubernetes-list-type') &&
+    !isSet(s, 'x-kubernetes-map-type') &&
+    !isSet(s, 'x-kubernetes-validations');
+  if (!(onlyNames && generic && extensions && items(s) === undefined && noValueValidation(s))) {
+    // The server's own TODO: this is an Invalid, which it cannot print, so a Forbidden.
+    out.push(
+      forbidden(
+        path,
+        'must not specify anything other than name and generateName, but metadata is implicitly specified',
+      ),
+    );
+  }
+}
+
+/** validateStructuralInvariants, recursively over items, properties and additionalProperties. */
+function invariants(s: Props, lvl: Level, path: string, out: FieldIssue[]): void {
+  const type = str(s, 'type');
+  const list = items(s);
+  const itemSchema = list?.schema;
+  if (type === 'array' && itemSchema === undefined)
+    out.push(required(childPath(path, 'items'), 'must be specified'));
+  if (itemSchema !== undefined) invariants(itemSchema, 'item', childPath(path, 'items'), out);
+  const props = schemaMap(s, 'properties');
+  for (const [k, child] of props) {
+    invariants(child, 'field', keyPath(childPath(path, 'properties'), k), out);
+  }
+  const additional = additionalProperties(s);
+  if (additional !== undefined) {
+    if (lvl === 'root')
+      out.push(forbidden(childPath(path, 'additionalProperties'), 'must not be used at the root'));
+    if (additional.schema !== undefined)
+      invariants(additional.schema, 'field', childPath(path, 'additionalProperties'), out);
+  }
+  const intOrString = flag(s, 'x-kubernetes-int-or-string');
+  const preserve = flag(s, 'x-kubernetes-preserve-unknown-fields');
+  const embedded = flag(s, 'x-kubernetes-embedded-resource');
+  // validateExtensions
+  if (intOrString && preserve) {
+    out.push(
+      invalid(
+        childPath(path, 'x-kubernetes-preserve-unknown-fields'),
+        true,
+        'must be false if x-kubernetes-int-or-string is true',
+      ),
+    );
+  }
+  if (intOrString && embedded) {
+    out.push(
+      invalid(
+        childPath(path, 'x-kubernetes-embedded-resource'),
+        true,
+        'must be false if x-kubernetes-int-or-string is true',
+      ),
+    );
+  }
+  valueValidation(s, isIntOrStringAnyOf(s), isIntOrStringAllOf(s), lvl, path, out);
+
+  const checkMetadata = lvl === 'root' || embedded;
+  const atType = childPath(path, 'type');
+  if (embedded && type !== 'object') {
+    const detail = 'must be object if x-kubernetes-embedded-resource is true';
+    out.push(type === '' ? required(atType, detail) : invalid(atType, type, detail));
+  } else if (type === '' && !intOrString && !preserve) {
+    out.push(required(atType, TYPE_EMPTY[lvl]));
+  }
+  if (embedded && additional !== undefined) {
+    out.push(
+      forbidden(
+        childPath(path, 'additionalProperties'),
+        'must not be used if x-kubernetes-embedded-resource is set',
+      ),
+    );
+  }
+  if (lvl === 'root' && type !== '' && type !== 'object')
+    out.push(invalid(atType, type, 'must be object at the root'));
+  const prop = (name: string) => props.find(([k]) => k === name)?.[1];
+  const propertiesPath = childPath(path, 'properties');
+  if (checkMetadata) {
+    for (const name of ['kind', 'apiVersion']) {
+      const p = prop(name);
+      if (p !== undefined && str(p, 'type') !== 'string') {
+        out.push(
+          invalid(
+            childPath(keyPath(propertiesPath, name), 'type'),
+            str(p, 'type'),
+            'must be string',
+          ),
+        );
+      }
     }
   }
-  return out;
+  const metadata = prop('metadata');
+  if (metadata !== undefined)
+    metadataInvariants(metadata, checkMetadata, lvl, keyPath(propertiesPath, 'metadata'), out);
+  if (embedded && !preserve && props.length === 0) {
+    out.push(
+      required(
+        propertiesPath,
+        'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields',
+      ),
+    );
+  }
+}
+
+// --- completeness (complete.go) -------------------------------------------------------------
+
+/** validateValueValidationCompleteness: what the junctors of `v` name, `s` must specify. */
+function valueCompleteness(
+  v: Props,
+  s: Props | undefined,
+  sPath: string,
+  vPath: string,
+  out: FieldIssue[],
+): void {
+  if (s === undefined) {
+    out.push(required(sPath, `because it is defined in ${vPath}`));
+    return;
+  }
+  if (isProps(v.not)) nestedCompleteness(v.not, s, sPath, childPath(vPath, 'not'), out);
+  for (const junctor of ['allOf', 'anyOf', 'oneOf']) {
+    schemaList(v, junctor).forEach((x, i) => {
+      nestedCompleteness(x, s, sPath, indexPath(childPath(vPath, junctor), i), out);
+    });
+  }
+}
+
+function nestedCompleteness(
+  v: Props,
+  s: Props | undefined,
+  sPath: string,
+  vPath: string,
+  out: FieldIssue[],
+): void {
+  if (s === undefined) {
+    out.push(required(sPath, `because it is defined in ${vPath}`));
+    return;
+  }
+  valueCompleteness(v, s, sPath, vPath, out);
+  const vItems = items(v)?.schema;
+  if (vItems !== undefined) {
+    nestedCompleteness(
+      vItems,
+      items(s)?.schema,
+      childPath(sPath, 'items'),
+      childPath(vPath, 'items'),
+      out,
+    );
+  }
+  const sProps = new Map(schemaMap(s, 'properties'));
+  for (const [k, child] of schemaMap(v, 'properties')) {
+    const sChild = sProps.get(k);
+    const sAt = keyPath(childPath(sPath, 'properties'), k);
+    const vAt = keyPath(childPath(vPath, 'properties'), k);
+    if (sChild === undefined) out.push(required(sAt, `because it is defined in ${vAt}`));
+    else nestedCompleteness(child, sChild, sAt, vAt, out);
+  }
+}
+
+/**
+ * ValidateStructural: every violation of a structural schema, sorted by their text as the
+ * server sorts them. Only meaningful when newStructuralError found nothing.
+ */
+export function validateStructural(root: Props, path: string): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  invariants(root, 'root', path, out);
+  // complete.go walks the root's junctors only (and the junctors nested in those).
+  valueCompleteness(root, root, path, path, out);
+  const text = out.map((i) => [issueText(i), i] as const);
+  text.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return text.map(([, i]) => i);
 }

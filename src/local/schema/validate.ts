@@ -2,31 +2,14 @@
 // them: pruning of unknown fields, defaulting, then validation with the server's messages.
 
 import { RE2JS } from 're2js';
+import { dns1035LabelErrors, unknownMetadataFields } from '../meta.js';
 import { put } from '../patch/util.js';
 import { ApiError } from '../types.js';
+import { badValue, type FieldIssue, type StatusCauseReason } from './field-errors.js';
 import { formatCheck } from './formats.js';
-import { goFloat, goJSON, goQuote, goValue, isInt64 } from './goformat.js';
+import { goFloat, goJSON, goQuote, isInt64 } from './goformat.js';
 
-/** `Status.details.causes[].reason`: field.ErrorType of k8s.io/apimachinery. */
-export type StatusCauseReason =
-  | 'FieldValueNotFound'
-  | 'FieldValueRequired'
-  | 'FieldValueDuplicate'
-  | 'FieldValueInvalid'
-  | 'FieldValueNotSupported'
-  | 'FieldValueForbidden'
-  | 'FieldValueTooLong'
-  | 'FieldValueTooShort'
-  | 'FieldValueTooMany'
-  | 'FieldValueTypeInvalid'
-  | 'InternalError';
-
-/** One validation failure: a `Status` cause (`message` is the text after `<field>: `). */
-export interface FieldIssue {
-  field: string;
-  reason: StatusCauseReason;
-  message: string;
-}
+export type { FieldIssue, StatusCauseReason } from './field-errors.js';
 
 export interface ValidationOutcome {
   /** The input after pruning and defaulting: a new value, the input is left as it was. */
@@ -36,8 +19,23 @@ export interface ValidationOutcome {
   issues: FieldIssue[];
 }
 
+export interface Decoded {
+  /** The input pruned, nulls dropped and defaults set: a new value, the input is left as it was. */
+  object: unknown;
+  /**
+   * Paths of the fields decoding dropped, as `unknown field "<path>"` names them: pruning's,
+   * sorted, then the unknown fields of embedded resources' metadata, sorted.
+   */
+  unknownFields: string[];
+}
+
 export interface CompiledSchema {
+  /** decode, then check: what a create or update of a custom resource goes through. */
   validate(object: unknown): ValidationOutcome;
+  /** What the server's decoder does to a custom resource: pruning, then nulls and defaults. */
+  decode(object: unknown): Decoded;
+  /** The schema's checks on a decoded object, then embedded resources' and list types'. */
+  check(object: unknown): FieldIssue[];
 }
 
 type Json = Record<string, unknown>;
@@ -68,8 +66,10 @@ interface Node {
   maxProperties: number | undefined;
   required: string[];
   properties: Map<string, Node> | undefined;
-  /** undefined: none; null: `additionalProperties: true` (no schema); else the schema. */
+  /** undefined: none; null: `additionalProperties: true` or `false` (no schema); else the schema. */
   additional: Node | null | undefined;
+  /** `additionalProperties: false`: pruning keeps other fields, validation refuses them. */
+  closed: boolean;
   items: Node | undefined;
   allOf: Node[];
   anyOf: Node[];
@@ -145,7 +145,7 @@ function compileNode(raw: Json, state: CompileState): Node {
     }
   }
   const additional =
-    raw.additionalProperties === true
+    typeof raw.additionalProperties === 'boolean'
       ? null
       : isObject(raw.additionalProperties)
         ? sub(raw.additionalProperties)
@@ -186,6 +186,7 @@ function compileNode(raw: Json, state: CompileState): Node {
       : [],
     properties,
     additional,
+    closed: raw.additionalProperties === false,
     items: sub(raw.items),
     allOf: list(raw.allOf),
     anyOf: list(raw.anyOf),
@@ -218,19 +219,33 @@ function compileNode(raw: Json, state: CompileState): Node {
 /** A child's path, `a.b`, in pruning's wording and field.Path's alike. */
 const child = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
 
-function prune(
-  x: unknown,
-  n: Node | undefined,
-  path: string,
-  unknown: string[] | undefined,
-): unknown {
-  if (n?.preserve) return keepUnknown(x, n, path, unknown);
+/** Where decoding records what it dropped: pruning's paths, and embedded metadata's. */
+interface Sink {
+  pruned: string[];
+  meta: string[];
+}
+
+function prune(x: unknown, n: Node | undefined, path: string, sink: Sink | undefined): unknown {
+  if (n?.preserve) return keepUnknown(x, n, path, sink);
   if (Array.isArray(x)) {
     const items = n?.items;
-    return x.map((v, i) => prune(v, items, `${path}[${i}]`, unknown));
+    return x.map((v, i) => prune(v, items, `${path}[${i}]`, sink));
   }
-  if (isObject(x)) return pruneFields(x, n, n?.embedded ?? false, path, unknown);
+  if (isObject(x)) return pruneFields(x, n, n?.embedded ?? false, path, sink);
   return x;
+}
+
+/**
+ * TypeMeta and ObjectMeta of a resource are the server's business, not the schema's: kept,
+ * except that an embedded resource's metadata goes through ObjectMeta as the server's
+ * coercion does (objectmeta.CoerceWithOptions), which drops and reports its unknown fields.
+ * The root's metadata is the caller's to decode.
+ */
+function keepMeta(k: string, v: unknown, path: string, sink: Sink | undefined): unknown {
+  const copy = clone(v);
+  if (k === 'metadata' && path !== '' && sink !== undefined && isObject(copy))
+    sink.meta.push(...unknownMetadataFields(copy, child(path, 'metadata'), true));
+  return copy;
 }
 
 function pruneFields(
@@ -238,21 +253,20 @@ function pruneFields(
   n: Node | undefined,
   embedded: boolean,
   path: string,
-  unknown: string[] | undefined,
+  sink: Sink | undefined,
 ): Json {
   const out: Json = {};
   for (const k of Object.keys(x)) {
     const v = x[k];
     if (embedded && META.has(k)) {
-      // TypeMeta and ObjectMeta of a resource are the server's business, not the schema's.
-      put(out, k, clone(v));
+      put(out, k, keepMeta(k, v, path, sink));
       continue;
     }
     const prop = n?.properties?.get(k);
-    if (prop) put(out, k, prune(v, prop, child(path, k), unknown));
+    if (prop) put(out, k, prune(v, prop, child(path, k), sink));
     else if (n && n.additional !== undefined)
-      put(out, k, prune(v, n.additional ?? undefined, child(path, k), unknown));
-    else if (!META.has(k) || path !== '') unknown?.push(child(path, k));
+      put(out, k, prune(v, n.additional ?? undefined, child(path, k), sink));
+    else if (!META.has(k) || path !== '') sink?.pruned.push(child(path, k));
   }
   return out;
 }
@@ -262,20 +276,20 @@ function keepUnknown(
   x: unknown,
   n: Node | undefined,
   path: string,
-  unknown: string[] | undefined,
+  sink: Sink | undefined,
   embedded = n?.embedded ?? false,
 ): unknown {
   if (!n) return clone(x);
-  if (Array.isArray(x)) return x.map((v, i) => keepUnknown(v, n.items, `${path}[${i}]`, unknown));
+  if (Array.isArray(x)) return x.map((v, i) => keepUnknown(v, n.items, `${path}[${i}]`, sink));
   if (!isObject(x)) return x;
   const out: Json = {};
   for (const k of Object.keys(x)) {
     const v = x[k];
     const prop = n.properties?.get(k);
-    if (embedded && META.has(k)) put(out, k, clone(v));
-    else if (prop) put(out, k, prune(v, prop, child(path, k), unknown));
+    if (embedded && META.has(k)) put(out, k, keepMeta(k, v, path, sink));
+    else if (prop) put(out, k, prune(v, prop, child(path, k), sink));
     else if (n.additional !== undefined) {
-      put(out, k, prune(v, n.additional ?? undefined, child(path, k), unknown));
+      put(out, k, prune(v, n.additional ?? undefined, child(path, k), sink));
     } else put(out, k, clone(v));
   }
   return out;
@@ -337,7 +351,7 @@ const issue = (path: string, reason: StatusCauseReason, message: string): FieldI
   message,
 });
 const invalid = (path: string, value: unknown, detail: string) =>
-  issue(path, 'FieldValueInvalid', `Invalid value: ${goValue(value)}: ${detail}`);
+  issue(path, 'FieldValueInvalid', `Invalid value: ${badValue(value)}: ${detail}`);
 const typeInvalid = (path: string, typeName: string, value: string) =>
   issue(
     path,
@@ -555,7 +569,7 @@ function checkEnum(n: Node, v: unknown, path: string, out: FieldIssue[]): boolea
   // A null matches no enum, not even one listing null: kube-openapi compares typed values.
   if (!values || (v !== null && values.some((e) => e !== null && deepEqual(v, e)))) return true;
   out.push(
-    issue(path, 'FieldValueNotSupported', `Unsupported value: ${goValue(v)}: ${n.enumDetail}`),
+    issue(path, 'FieldValueNotSupported', `Unsupported value: ${badValue(v)}: ${n.enumDetail}`),
   );
   return false;
 }
@@ -576,7 +590,13 @@ function checkObject(n: Node, v: Json, path: string, out: FieldIssue[]): number 
     }
   }
   const props = n.properties;
-  if (n.additional) {
+  if (n.closed) {
+    // kube-openapi's PropertyNotAllowed, reported at the object with the key as the value.
+    for (const k of Object.keys(v).sort()) {
+      if (!props?.has(k) && k !== '$schema' && k !== 'id')
+        out.push(invalid(path, k, `${path}.${k} in body is a forbidden property`));
+    }
+  } else if (n.additional) {
     for (const k of Object.keys(v)) {
       if (!props?.has(k)) count += check(n.additional, v[k], `${path}.${k}`, out);
     }
@@ -637,10 +657,6 @@ function check(n: Node, v: unknown, path: string, out: FieldIssue[]): number {
 // x-kubernetes-list-type set/map (listtype.ValidateListSetsAndMaps). Paths here are
 // field.Path's: `a.b`, `a[key]`, `a[0]`.
 
-const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1035_MESSAGE =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
 function checkEmbeddedResource(x: Json, path: string, out: FieldIssue[]): void {
   for (const k of ['apiVersion', 'kind']) {
     if (!has(x, k)) out.push(issue(child(path, k), 'FieldValueRequired', 'Required value'));
@@ -659,10 +675,7 @@ function checkEmbeddedResource(x: Json, path: string, out: FieldIssue[]): void {
       if (typeof v !== 'string') out.push(invalid(at, v, 'must be a string'));
       else if (v === '') out.push(invalid(at, v, 'must not be empty'));
       else {
-        const lower = v.toLowerCase();
-        const errs: string[] = [];
-        if (lower.length > 63) errs.push('must be no more than 63 characters');
-        if (!DNS1035.test(lower)) errs.push(DNS1035_MESSAGE);
+        const errs = dns1035LabelErrors(v.toLowerCase());
         if (errs.length > 0) {
           out.push(
             invalid(at, v, `may have mixed case, but should otherwise match: ${errs.join(',')}`),
@@ -749,7 +762,7 @@ function checkListTypes(n: Node | undefined, x: unknown, path: string, out: Fiel
     if (n.listType === 'set') {
       for (const i of repeated(x))
         out.push(
-          issue(`${path}[${i}]`, 'FieldValueDuplicate', `Duplicate value: ${goValue(x[i])}`),
+          issue(`${path}[${i}]`, 'FieldValueDuplicate', `Duplicate value: ${badValue(x[i])}`),
         );
     } else if (n.listType === 'map') checkListMap(n, x, path, out);
     const items = n.items;
@@ -770,27 +783,74 @@ function checkListTypes(n: Node | undefined, x: unknown, path: string, out: Fiel
 // ---------------------------------------------------------------------------------------
 // Public API
 
-/** Compiles a CRD version's openAPIV3Schema once; `validate` is then cheap per request. */
+/** Compiles a CRD version's openAPIV3Schema once; its methods are then cheap per request. */
 export function compileSchema(openAPIV3Schema: Record<string, unknown>): CompiledSchema {
   const state: CompileState = { embedded: false, listTypes: false };
   const root = compileNode(openAPIV3Schema, state);
+  const decode = (object: unknown): Decoded => {
+    const sink: Sink = { pruned: [], meta: [] };
+    // The root is a resource: its apiVersion, kind and metadata are never pruned.
+    let pruned: unknown;
+    if (!isObject(object)) pruned = prune(object, root, '', sink);
+    else if (root.preserve) pruned = keepUnknown(object, root, '', sink, true);
+    else pruned = pruneFields(object, root, true, '', sink);
+    settle(pruned, root);
+    return { object: pruned, unknownFields: [...sink.pruned.sort(), ...sink.meta.sort()] };
+  };
+  const checkDecoded = (object: unknown): FieldIssue[] => {
+    const issues: FieldIssue[] = [];
+    check(root, object, '', issues);
+    if (state.embedded) checkEmbedded(root, object, '', issues);
+    if (state.listTypes) checkListTypes(root, object, '', issues);
+    return issues;
+  };
   return {
+    decode,
+    check: checkDecoded,
     validate(object: unknown): ValidationOutcome {
-      const unknownFields: string[] = [];
-      // The root is a resource: its apiVersion, kind and metadata are never pruned.
-      let pruned: unknown;
-      if (!isObject(object)) pruned = prune(object, root, '', unknownFields);
-      else if (root.preserve) pruned = keepUnknown(object, root, '', unknownFields, true);
-      else pruned = pruneFields(object, root, true, '', unknownFields);
-      unknownFields.sort();
-      settle(pruned, root);
-      const issues: FieldIssue[] = [];
-      check(root, pruned, '', issues);
-      if (state.embedded) checkEmbedded(root, pruned, '', issues);
-      if (state.listTypes) checkListTypes(root, pruned, '', issues);
-      return { object: pruned, unknownFields, issues };
+      const decoded = decode(object);
+      return { ...decoded, issues: checkDecoded(decoded.object) };
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------
+// For the CRD's own checks (schema/defaults.ts): one schema node against one value
+
+/** What pruning against this node leaves of a value; `resource` spares TypeMeta and ObjectMeta. */
+export function pruneAgainst(
+  schema: Record<string, unknown>,
+  value: unknown,
+  resource: boolean,
+): unknown {
+  const node = compileNode(schema, { embedded: false, listTypes: false });
+  if (resource && isObject(value)) {
+    return node.preserve
+      ? keepUnknown(value, node, '', undefined, true)
+      : pruneFields(value, node, true, '', undefined);
+  }
+  return prune(value, node, '', undefined);
+}
+
+/**
+ * A value against one schema node as the server checks a default: an embedded resource's
+ * TypeMeta first (objectmeta.Validate), then kube-openapi's validation; fields under `at`.
+ */
+export function issuesAgainst(
+  schema: Record<string, unknown>,
+  value: unknown,
+  at: string,
+  resource: boolean,
+): FieldIssue[] {
+  const node = compileNode(schema, { embedded: false, listTypes: false });
+  const under = (field: string) =>
+    field === '' || field === '<nil>' ? at : `${at}.${field.replace(/^\./, '')}`;
+  const meta: FieldIssue[] = [];
+  checkEmbedded(resource ? { ...node, embedded: true } : node, value, '', meta);
+  if (meta.length > 0) return meta.map((i) => ({ ...i, field: under(i.field) }));
+  const issues: FieldIssue[] = [];
+  check(node, value, '', issues);
+  return issues.map((i) => ({ ...i, field: under(i.field) }));
 }
 
 /** `Status.message` of a 422 Invalid, as errors.NewInvalid words it. */

@@ -486,13 +486,14 @@ describe('compileSchema(...).validate: value validations', () => {
     ]);
   });
 
+  // field.Error prints a nil bad value as the string "null", quoted (ErrorBody).
   it('refuses null against an enum even when nullable (kube-openapi compares typed values)', () => {
     const schema = withField({ type: 'string', nullable: true, enum: ['a', 'b'] });
     expect(schema.validate(resource({ v: null })).issues).toEqual([
       {
         field: 'spec.v',
         reason: 'FieldValueNotSupported',
-        message: 'Unsupported value: null: supported values: "a", "b"',
+        message: 'Unsupported value: "null": supported values: "a", "b"',
       },
     ]);
   });
