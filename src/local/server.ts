@@ -9,6 +9,7 @@ import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } f
 import { strategyOf, subresourceOf } from './kinds/index.js';
 import { NAMESPACE_TYPE, namespaceStrategy, refuseImmortalDelete } from './kinds/namespace.js';
 import { checkListVersion, versionOptions } from './list-options.js';
+import { invalid } from './meta.js';
 import { ApiServerMetrics } from './metrics.js';
 import type {
   DeleteOptions,
@@ -403,11 +404,24 @@ export class ApiServer {
       throw methodNotAllowed('PATCH');
     const body = parseBody(await readBody(req), req.headers['content-type']);
     const options = { ...this.writeOptions(q, req), force: isTrue(q.get('force')) };
-    if (patchType === 'apply' && q.get('fieldManager') === null) {
-      throw badRequest('PATCH requests with apply content type must have fieldManager set');
+    // ValidatePatchOptions, before anything else is looked at (handlers/patch.go).
+    if (patchType === 'apply' && !q.get('fieldManager')) {
+      throw invalid(PATCH_OPTIONS, '', [
+        {
+          reason: 'FieldValueRequired',
+          message: 'Required value: is required for apply patch',
+          field: 'fieldManager',
+        },
+      ]);
     }
     if (patchType !== 'apply' && q.has('force')) {
-      throw badRequest('force: Invalid value: force flag must only be set for apply requests');
+      throw invalid(PATCH_OPTIONS, '', [
+        {
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: may not be specified for non-apply patch',
+          field: 'force',
+        },
+      ]);
     }
     const written = this.objects.patch(
       route.type,
@@ -750,6 +764,8 @@ function parseTimeout(value: string | null): number | undefined {
   if (seconds < 0n) return 0;
   return seconds * 1000n > BigInt(MAX_TIMER_MS) ? undefined : Number(seconds) * 1000;
 }
+
+const PATCH_OPTIONS = { kind: 'PatchOptions', group: 'meta.k8s.io' };
 
 /**
  * A boolean query parameter as kube-apiserver reads one (apimachinery's

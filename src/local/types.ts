@@ -99,10 +99,23 @@ export class ApiError extends Error {
       status: 'Failure',
       message: this.message,
       reason: this.reason,
-      ...(this.details ? { details: this.details } : {}),
+      ...(this.details ? { details: omitEmpty(this.details) } : {}),
       code: this.code,
     };
   }
+}
+
+/** StatusDetails' fields are all `omitempty`: an empty group (the core group) is left out. */
+function omitEmpty(details: StatusDetails): StatusDetails {
+  const { name, group, kind, causes, retryAfterSeconds, ...rest } = details;
+  return {
+    ...(name ? { name } : {}),
+    ...(group ? { group } : {}),
+    ...(kind ? { kind } : {}),
+    ...rest,
+    ...(causes !== undefined && causes.length > 0 ? { causes } : {}),
+    ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
+  };
 }
 
 export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);

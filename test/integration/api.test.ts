@@ -259,10 +259,14 @@ describe('writes', () => {
     expect(res.json.metadata.managedFields).toEqual([
       expect.objectContaining({ manager: 'me', operation: 'Apply' }),
     ]);
+    // ValidatePatchOptions: an apply names its manager.
     const missing = await call('PATCH', `${SCOPES}/applied`, scope('applied'), {
       'Content-Type': 'application/apply-patch+yaml',
     });
-    expect(missing.status).toBe(400);
+    expect(missing.status).toBe(422);
+    expect(missing.json.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
   });
 
   it('validates against the CRD schema: types, bounds, enums, patterns, required, defaults, pruning', async () => {

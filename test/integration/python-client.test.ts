@@ -284,10 +284,9 @@ describe('CoreV1Api (core_v1.py)', () => {
     });
   });
 
-  // Difference (the Status writer, src/local/types.ts): metav1.StatusDetails.Group is
-  // `json:"group,omitempty"`, so for core kinds kube-apiserver sends no "group" key at all;
-  // here it is "group": "".
-  pyIt.fails('leaves the empty group of a core kind out of Status details', () => {
+  // The Status writer (src/local/types.ts): metav1.StatusDetails.Group is
+  // `json:"group,omitempty"`, so for core kinds kube-apiserver sends no "group" key at all.
+  pyIt('leaves the empty group of a core kind out of Status details', () => {
     expect(status(s, 'read missing')).toEqual({
       kind: 'Status',
       apiVersion: 'v1',
@@ -359,10 +358,10 @@ describe('CoreV1Api (core_v1.py)', () => {
     );
   });
 
-  // Difference (src/local/server.ts, patch): ValidatePatchOptions
-  // (apimachinery/pkg/api/validation, called by handlers/patch.go) refuses `force` on a
-  // non-apply patch as a field error: NewInvalid(PatchOptions.meta.k8s.io), a 422. Here a 400.
-  pyIt.fails('refuses force on a non-apply patch: 422 Invalid PatchOptions', () => {
+  // src/local/server.ts, patch: ValidatePatchOptions (apimachinery/pkg/api/validation, called
+  // by handlers/patch.go) refuses `force` on a non-apply patch as a field error:
+  // NewInvalid(PatchOptions.meta.k8s.io), a 422.
+  pyIt('refuses force on a non-apply patch: 422 Invalid PatchOptions', () => {
     expect(status(s, 'patch with force')).toEqual({
       kind: 'Status',
       apiVersion: 'v1',
@@ -562,10 +561,10 @@ describe('server-side apply (server_side_apply.py)', () => {
     });
   });
 
-  // Difference (src/local/server.ts, patch): ValidatePatchOptions refuses an apply without a
-  // fieldManager as a field error, NewInvalid(PatchOptions.meta.k8s.io): 422 with
-  // "fieldManager: Required value: is required for apply patch". Here a 400 in other words.
-  pyIt.fails('refuses an apply without field_manager: 422 Invalid PatchOptions', () => {
+  // src/local/server.ts, patch: ValidatePatchOptions refuses an apply without a fieldManager as
+  // a field error, NewInvalid(PatchOptions.meta.k8s.io): 422 with
+  // "fieldManager: Required value: is required for apply patch".
+  pyIt('refuses an apply without field_manager: 422 Invalid PatchOptions', () => {
     expect(status(s, 'apply without field_manager')).toMatchObject({
       reason: 'Invalid',
       code: 422,
