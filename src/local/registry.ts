@@ -131,11 +131,11 @@ export class Registry {
 
   // --- discovery documents ---------------------------------------------------------------
 
-  apiVersions(): Record<string, unknown> {
+  apiVersions(serverAddress: string): Record<string, unknown> {
     return {
       kind: 'APIVersions',
       versions: ['v1'],
-      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
     };
   }
 

@@ -220,7 +220,12 @@ export class ApiServer {
     const [root, ...rest] = segments;
     if (root === 'openapi') return this.openapi.serve(req, res, rest);
     if (root === 'api') {
-      if (rest.length === 0) return sendJson(res, 200, this.registry.apiVersions());
+      if (rest.length === 0) {
+        // The address this server is reached at, as kube-apiserver advertises its own.
+        const { localAddress, localPort } = req.socket;
+        const host = localAddress?.includes(':') ? `[${localAddress}]` : localAddress;
+        return sendJson(res, 200, this.registry.apiVersions(`${host}:${localPort}`));
+      }
       const [version, ...tail] = rest;
       return this.serveGroupVersion(req, res, url, '', version as string, tail);
     }
@@ -246,7 +251,7 @@ export class ApiServer {
       buildDate: '2026-01-01T00:00:00Z',
       goVersion: 'n/a',
       compiler: 'n/a',
-      platform: `${process.platform}/${process.arch}`,
+      platform: `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`,
     };
   }
 
@@ -766,6 +771,13 @@ function parseTimeout(value: string | null): number | undefined {
 }
 
 const PATCH_OPTIONS = { kind: 'PatchOptions', group: 'meta.k8s.io' };
+
+/** Node's names of architectures as Go's GOARCH, which /version's `platform` is made of. */
+const GO_ARCH: Readonly<Record<string, string>> = {
+  x64: 'amd64',
+  ia32: '386',
+  ppc64: 'ppc64le',
+};
 
 /**
  * A boolean query parameter as kube-apiserver reads one (apimachinery's

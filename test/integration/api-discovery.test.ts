@@ -1,4 +1,4 @@
-// Discovery documents carry what kube-apiserver's carry for each resource: the
+// Discovery documents carry what kube-apiserver's carry: for each resource, the
 // storageVersionHash real clusters publish (configmaps' is qFsyl6wFWjQ= on every cluster), and,
 // for a custom resource, the hash of its CRD's storage version.
 import { createHash } from 'node:crypto';
@@ -54,5 +54,23 @@ describe('storageVersionHash', () => {
     const status = await resource('/apis/platform.nrn.dev/v1alpha1', 'scopes/status');
     expect(status).toBeDefined();
     expect(status?.storageVersionHash).toBeUndefined();
+  });
+});
+
+describe('/api and /version', () => {
+  it('/api advertises the address the server is reached at', async () => {
+    const answer = await api.call('GET', '/api');
+    expect(answer.json).toEqual({
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [
+        { clientCIDR: '0.0.0.0/0', serverAddress: new URL(plane.url).host },
+      ],
+    });
+  });
+
+  it("/version's platform is GOOS/GOARCH, as a Go server's", async () => {
+    const platform = (await api.call('GET', '/version')).json.platform as string;
+    expect(platform).toMatch(/^(linux|darwin|windows)\/(amd64|arm64|arm|386|ppc64le|s390x)$/);
   });
 });

@@ -679,11 +679,10 @@ describe('CustomObjectsApi on platform.nrn.dev/v1alpha1 (custom_objects.py)', ()
     );
   });
 
-  // Difference (src/local/kinds/customresourcedefinition.ts): kube-apiserver's defaulting,
+  // src/local/kinds/customresourcedefinition.ts: kube-apiserver's defaulting,
   // SetDefaults_CustomResourceDefinitionSpec (apiextensions-apiserver, pkg/apis/apiextensions/
-  // v1/defaults.go), gives a CRD without one `conversion: {strategy: None}`; here spec.conversion
-  // stays absent.
-  pyIt.fails('defaults a CRD conversion strategy to None', () => {
+  // v1/defaults.go), gives a CRD without one `conversion: {strategy: None}`.
+  pyIt('defaults a CRD conversion strategy to None', () => {
     expect(value(s, 'read the CRD').spec.conversion).toEqual({ strategy: 'None' });
   });
 
@@ -823,10 +822,10 @@ describe('kubernetes.dynamic.DynamicClient (dynamic_client.py)', () => {
     expect(value(s, 'version').kubernetes).toMatchObject({ major: '1', minor: '32' });
   });
 
-  // Difference (src/local/server.ts, version): /version's platform is Go's GOOS/GOARCH
-  // (runtime.GOOS + "/" + runtime.GOARCH: linux/amd64, linux/arm64); here Node's process.arch,
-  // linux/x64. (goVersion and compiler say "n/a" where kube-apiserver says go1.23.x and gc.)
-  pyIt.fails('names its platform as Go does', () => {
+  // src/local/server.ts, version: /version's platform is Go's GOOS/GOARCH (runtime.GOOS + "/" +
+  // runtime.GOARCH: linux/amd64, linux/arm64), not Node's process.arch (x64). (goVersion and
+  // compiler say "n/a" where kube-apiserver says go1.23.x and gc: this server is not Go.)
+  pyIt('names its platform as Go does', () => {
     expect(value(s, 'version').kubernetes.platform).toMatch(
       /^(linux|darwin|windows)\/(amd64|arm64|arm|386|ppc64le|s390x)$/,
     );
