@@ -80,6 +80,7 @@ export interface Watcher {
 export class TooOldError extends Error {
   constructor(
     readonly requested: number,
+    /** The oldest version a watch may start from now. */
     readonly oldest: number,
   ) {
     super(`too old resource version: ${requested} (${oldest})`);
@@ -156,7 +157,9 @@ export class WatchHub {
    * when the window no longer holds them all (the client must list again).
    */
   subscribe(watcher: Watcher, fromRevision: number): () => void {
-    if (fromRevision < this.floor) throw new TooOldError(fromRevision, this.floor + 1);
+    // The watch cache's words (watch_cache.go): the number is the oldest version a watch may
+    // still start from (its oldest event's, less one), which is the floor here.
+    if (fromRevision < this.floor) throw new TooOldError(fromRevision, this.floor);
     for (let i = 0; i < this.size; i++) {
       const event = this.ring[(this.start + i) % this.capacity] as ChangeEvent;
       if (event.revision <= fromRevision || event.resource !== watcher.resource) continue;

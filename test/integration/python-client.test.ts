@@ -656,11 +656,10 @@ describe('watch.Watch().stream (watch.py)', () => {
     expect(value(s, 'watch after relisting')).toEqual([['MODIFIED', 'a']]);
   });
 
-  // Difference (src/local/watch.ts, WatchHub.subscribe): watch_cache.go refuses
-  // `resourceVersion < oldest-1` and names oldest-1 in "too old resource version: %d (%d)",
-  // the oldest version a watch may still start from. Here the number is one more than that,
-  // and a watch from one below it is still served.
-  pyIt.fails('names in the 410 the oldest resourceVersion a watch may resume from', () => {
+  // src/local/watch.ts, WatchHub.subscribe: watch_cache.go refuses `resourceVersion < oldest-1`
+  // and names oldest-1 in "too old resource version: %d (%d)", the oldest version a watch may
+  // still start from.
+  pyIt('names in the 410 the oldest resourceVersion a watch may resume from', () => {
     // Served: the changes after it, up to the timeout.
     expect(value(s, 'watch from the oldest resumable')).toContainEqual(['MODIFIED', 'a']);
     expect(failure(s, 'watch from just before it')).toMatchObject({ status: 410 });
