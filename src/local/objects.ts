@@ -18,6 +18,7 @@ import {
   newUid,
   specPart,
   timestamp,
+  unknownMetadataFields,
 } from './meta.js';
 import {
   applyJsonPatch,
@@ -204,14 +205,23 @@ export class Objects {
 
   // --- writes -----------------------------------------------------------------------------
 
-  create(
+  create(type: ResourceType, namespace: string, body: unknown, options: WriteOptions): Written {
+    return this.createObject(
+      type,
+      namespace,
+      this.decodeBody(type, namespace, body, options, 'create'),
+      options,
+    );
+  }
+
+  /** A create of an object already decoded; `managedFields` when apply computed them. */
+  private createObject(
     type: ResourceType,
     namespace: string,
-    body: unknown,
+    object: KubeObject,
     options: WriteOptions,
     managedFields?: KubeObject['metadata']['managedFields'],
   ): Written {
-    const object = this.checkBody(type, namespace, body);
     const meta = object.metadata;
     if (!meta.name) {
       if (!meta.generateName) {
@@ -252,7 +262,7 @@ export class Objects {
     delete meta.resourceVersion;
     if (type.namespaced) meta.namespace = namespace;
     else delete meta.namespace;
-    const prepared = this.finish(type, object, undefined, options);
+    const prepared = this.finish(type, object, undefined);
     if (managedFields !== undefined) {
       prepared.metadata.managedFields = managedFields;
       return this.commit(type, undefined, prepared, options);
@@ -273,8 +283,8 @@ export class Objects {
     options: WriteOptions,
     subresource?: Subresource,
   ): Written {
+    const incoming = this.decodeBody(type, namespace, body, options, 'update');
     const old = this.get(type, namespace, name);
-    const incoming = this.checkBody(type, namespace, body);
     if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
       throw badRequest(
         `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`,
@@ -310,19 +320,22 @@ export class Objects {
     if (patchType === 'apply')
       return this.apply(type, namespace, name, old, patch, options, subresource);
     if (old === undefined) throw notFound(type, name);
+    // The patch applies to the object as the server reads it back, so what it stored before a
+    // schema dropped a field is not this request's unknown field.
+    const base = this.asRead(type, old);
     let patched: unknown;
     switch (patchType) {
       case 'json':
-        patched = applyJsonPatch(old, patch);
+        patched = applyJsonPatch(base, patch);
         break;
       case 'merge':
-        patched = applyMergePatch(old, patch);
+        patched = applyMergePatch(base, patch);
         break;
       case 'strategic':
-        patched = applyStrategicMergePatch(old, patch, this.ownership(type).listTypes);
+        patched = applyStrategicMergePatch(base, patch, this.ownership(type).listTypes);
         break;
     }
-    const next = this.checkBody(type, namespace, patched);
+    const next = this.decodeBody(type, namespace, patched, options, 'patch');
     // As kube-apiserver's patcher checks the patched object (checkName, handlers/patch.go): a
     // patch does not rename, and one that tries is refused rather than quietly ignored.
     if (next.metadata.name !== name) {
@@ -347,7 +360,7 @@ export class Objects {
     if (!options.fieldManager) {
       throw badRequest('PATCH requests with apply content type must have fieldManager set');
     }
-    const applied = this.checkBody(type, namespace, patch);
+    const applied = this.decodeApplied(type, namespace, name, patch);
     if (applied.metadata.name !== undefined && applied.metadata.name !== name) {
       throw badRequest(
         `the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`,
@@ -359,7 +372,8 @@ export class Objects {
       applied.metadata = { name };
     }
     const now = timestamp(this.now());
-    const next = serverSideApply(old, applied, {
+    const live = old === undefined ? undefined : this.asRead(type, old);
+    const next = serverSideApply(live, applied, {
       manager: options.fieldManager,
       force: options.force,
       apiVersion: apiVersionOf(type),
@@ -370,10 +384,18 @@ export class Objects {
     });
     if (old === undefined) {
       // Create-if-missing: the same path as POST, keeping the ownership apply computed.
-      const created = this.create(type, namespace, next, options, next.metadata.managedFields);
+      const decoded = this.decodeBody(type, namespace, next, options, 'patch');
+      const created = this.createObject(
+        type,
+        namespace,
+        decoded,
+        options,
+        next.metadata.managedFields,
+      );
       return { ...created, created: true };
     }
-    return { ...this.replace(type, old, next, options, subresource, true), created: false };
+    const decoded = this.decodeBody(type, namespace, next, options, 'patch');
+    return { ...this.replace(type, old, decoded, options, subresource, true), created: false };
   }
 
   /** PUT, PATCH and apply end here: the new state of an existing object. */
@@ -432,9 +454,13 @@ export class Objects {
       }
     }
     if (subresource === undefined) {
-      next = this.finish(type, next, old, options);
+      next = this.finish(type, next, old);
     } else if (type.schema !== undefined) {
-      next = this.validateSchema(type, next, options);
+      // The rest of the object is the stored one, read back as the server reads it.
+      const metadata = next.metadata;
+      next = this.schemaOf(type).decode(next).object as KubeObject;
+      next.metadata = metadata;
+      this.validateSchema(type, next);
     }
     if (specPart(next) !== specPart(old))
       next.metadata.generation = (old.metadata.generation ?? 0) + 1;
@@ -507,8 +533,18 @@ export class Objects {
 
   // --- internals --------------------------------------------------------------------------
 
-  /** The body as an object of this type, with kind, apiVersion and namespace checked. */
-  private checkBody(type: ResourceType, namespace: string, body: unknown): KubeObject {
+  /**
+   * The body as an object of this type, with kind, apiVersion and namespace checked, and its
+   * metadata decoded as ObjectMeta: the fields ObjectMeta has not are dropped, their paths
+   * added to `unknown` (in the body's order for a built-in kind, decoded straight from it; in
+   * encoding/json's sorted order for a custom resource, whose metadata is re-encoded first).
+   */
+  private checkBody(
+    type: ResourceType,
+    namespace: string,
+    body: unknown,
+    unknown: string[],
+  ): KubeObject {
     if (!isObject(body)) throw badRequest('the request body must be a JSON object');
     // Bodies are parsed per request (or cloned by internal callers), so they are ours to change.
     const object = body as KubeObject;
@@ -528,6 +564,7 @@ export class Objects {
     if (object.metadata === undefined || object.metadata === null) object.metadata = {};
     if (!isObject(object.metadata)) throw badRequest('metadata must be an object');
     decodeMetadata(object.metadata);
+    unknown.push(...unknownMetadataFields(object.metadata, 'metadata', true, type.custom));
     const ns = object.metadata.namespace;
     if (type.namespaced && ns !== undefined && ns !== '' && ns !== namespace) {
       throw badRequest(
@@ -588,45 +625,103 @@ export class Objects {
   }
 
   /** Kind hooks, schema validation and metadata checks: what every create and update runs. */
-  private finish(
-    type: ResourceType,
-    object: KubeObject,
-    old: KubeObject | undefined,
-    options: WriteOptions,
-  ): KubeObject {
+  private finish(type: ResourceType, object: KubeObject, old: KubeObject | undefined): KubeObject {
     strategyOf(type)?.prepare?.(object, old, this.context);
-    const validated =
-      type.schema === undefined ? object : this.validateSchema(type, object, options);
-    const causes = metadataCauses(validated, BANNED_OWNERS);
-    if (causes.length > 0) throw invalid(type, validated.metadata.name ?? '', causes);
-    return validated;
+    if (type.schema !== undefined) this.validateSchema(type, object);
+    const causes = metadataCauses(object, BANNED_OWNERS);
+    if (causes.length > 0) throw invalid(type, object.metadata.name ?? '', causes);
+    return object;
   }
 
-  private validateSchema(
-    type: ResourceType,
-    object: KubeObject,
-    options: WriteOptions,
-  ): KubeObject {
-    const schema = this.schemaOf(type);
-    const outcome = schema.validate(object);
-    if (outcome.unknownFields.length > 0) {
-      const messages = outcome.unknownFields.map((f) => `unknown field "${f.replace(/^\./, '')}"`);
-      if (options.fieldValidation === 'Strict') {
-        throw badRequest(`strict decoding error: ${messages.join(', ')}`);
-      }
-      if (options.fieldValidation === 'Warn') options.warnings.push(...messages);
-    }
-    if (outcome.issues.length > 0) {
-      const causes: StatusCause[] = outcome.issues.map((i) => ({
+  /** A custom resource, decoded already, against its schema: a 422 with every cause. */
+  private validateSchema(type: ResourceType, object: KubeObject): void {
+    const issues = this.schemaOf(type).check(object);
+    if (issues.length > 0) {
+      const causes: StatusCause[] = issues.map((i) => ({
         reason: i.reason,
         field: i.field,
         message: i.message,
       }));
       throw invalid(type, object.metadata.name ?? '', causes);
     }
-    const result = outcome.object as KubeObject;
-    result.metadata = object.metadata;
-    return result;
+  }
+
+  /**
+   * What the server's decoder does to a body before anything else looks at it: metadata
+   * decoded as ObjectMeta, a custom resource pruned and defaulted. Fields either drops are
+   * unknown: refused, warned of or dropped as `fieldValidation` says, in the words of the
+   * verb's handler (create.go and update.go wrap the strict decoding error, patch.go does not).
+   */
+  private decodeBody(
+    type: ResourceType,
+    namespace: string,
+    body: unknown,
+    options: WriteOptions,
+    verb: 'create' | 'update' | 'patch',
+  ): KubeObject {
+    const unknown: string[] = [];
+    const object = this.checkBody(type, namespace, body, unknown);
+    let decoded = object;
+    if (type.schema !== undefined) {
+      const outcome = this.schemaOf(type).decode(object);
+      unknown.push(...outcome.unknownFields);
+      decoded = outcome.object as KubeObject;
+      decoded.metadata = object.metadata;
+    }
+    if (unknown.length === 0 || options.fieldValidation === 'Ignore') return decoded;
+    const messages = unknown.map((f) => `unknown field "${f}"`);
+    if (options.fieldValidation === 'Warn') {
+      options.warnings.push(...messages);
+      return decoded;
+    }
+    const strict = `strict decoding error: ${messages.join(', ')}`;
+    if (verb === 'patch') throw badRequest(strict);
+    // transformDecodeError: the kind and version the body was decoded as.
+    throw badRequest(
+      `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: ${strict}`,
+    );
+  }
+
+  /**
+   * An applied configuration, which server-side apply types against the kind's schema whatever
+   * `fieldValidation` says: a field the type does not declare fails the request, as
+   * structured-merge-diff words it (a 500 there, a 400 here: ADR 0003).
+   */
+  private decodeApplied(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    patch: unknown,
+  ): KubeObject {
+    const unknown: string[] = [];
+    const applied = this.checkBody(type, namespace, patch, unknown);
+    if (type.schema !== undefined)
+      unknown.push(...this.schemaOf(type).decode(applied).unknownFields);
+    if (unknown.length === 0) return applied;
+    const errors = unknown.sort().map((f) => `.${f}: field not declared in schema`);
+    const where = `${applied.metadata.namespace ?? ''}/${applied.metadata.name ?? name}; ${type.group}/${type.version}, Kind=${type.kind}`;
+    throw badRequest(
+      `failed to create typed patch object (${where}): ${
+        errors.length === 1 ? errors[0] : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n')
+      }`,
+    );
+  }
+
+  /**
+   * A stored object as the server reads it back: its metadata as ObjectMeta holds it and, for
+   * a custom resource, pruned and defaulted by the schema of today (which a patch applies to).
+   * The stored object itself when that changes nothing of a built-in kind's.
+   */
+  private asRead(type: ResourceType, stored: KubeObject): KubeObject {
+    if (type.schema === undefined) {
+      if (unknownMetadataFields(stored.metadata, 'metadata', false).length === 0) return stored;
+      const copy = clone(stored);
+      unknownMetadataFields(copy.metadata, 'metadata', true);
+      return copy;
+    }
+    const read = this.schemaOf(type).decode(stored).object as KubeObject;
+    unknownMetadataFields(read.metadata, 'metadata', true);
+    return read;
   }
 
   /** How field ownership reads a type: its list types, and whether status is split off. */
