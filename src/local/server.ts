@@ -37,6 +37,7 @@ import {
   tokenReview,
 } from './reviews.js';
 import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
+import { tableColumnsOf } from './table-columns.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
 import {
   type ChangeEvent,
@@ -283,8 +284,7 @@ export class ApiServer {
     }
     switch (method) {
       case 'GET':
-        await this.options.durable();
-        return sendJson(res, 200, this.objects.get(route.type, route.namespace ?? '', route.name));
+        return this.get(req, res, route, q);
       case 'PUT':
         return this.update(req, res, route, q);
       case 'PATCH':
@@ -508,6 +508,26 @@ export class ApiServer {
     });
   }
 
+  /**
+   * A GET of one object; kubectl get NAME asks it as a Table, which has the columns a list of
+   * the type has (endpoints/handlers/response.go transformObject: asTable of the object).
+   */
+  private async get(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
+    await this.options.durable();
+    const object = this.objects.get(route.type, route.namespace ?? '', route.name as string);
+    if (!wantsTable(req.headers.accept)) return sendJson(res, 200, object);
+    const table = toTable([object], tableColumnsOf(route.type), {
+      includeObject: includeObjectOf(q),
+      resourceVersion: object.metadata.resourceVersion ?? '',
+    });
+    sendJson(res, 200, table);
+  }
+
   private async list(
     req: IncomingMessage,
     res: ServerResponse,
@@ -519,18 +539,14 @@ export class ApiServer {
     checkListVersion(versions, this.objects.revision);
     const result = this.objects.list(route.type, route.namespace, listOptions(q));
     if (wantsTable(req.headers.accept)) {
-      const table = toTable(
-        result.items,
-        route.type.printerColumns ? [...route.type.printerColumns] : undefined,
-        {
-          includeObject: includeObjectOf(q),
-          resourceVersion: result.resourceVersion,
-          ...(result.continue !== undefined ? { continue: result.continue } : {}),
-          ...(result.remainingItemCount !== undefined
-            ? { remainingItemCount: result.remainingItemCount }
-            : {}),
-        },
-      );
+      const table = toTable(result.items, tableColumnsOf(route.type), {
+        includeObject: includeObjectOf(q),
+        resourceVersion: result.resourceVersion,
+        ...(result.continue !== undefined ? { continue: result.continue } : {}),
+        ...(result.remainingItemCount !== undefined
+          ? { remainingItemCount: result.remainingItemCount }
+          : {}),
+      });
       return sendJson(res, 200, table);
     }
     sendJson(res, 200, {

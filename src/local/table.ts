@@ -164,6 +164,21 @@ function formatRfc3339(ms: number): string {
   );
 }
 
+/** metav1.Time's IsZero of a timestamp as JSON holds it: absent, null, empty or Go's zero time. */
+export function isZeroTime(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  return typeof value === 'string' && parseRfc3339(value) === ZERO_TIME_MS;
+}
+
+/**
+ * The printers' translateTimestampSince (pkg/printers/internalversion): how long ago, as
+ * `HumanDuration` words it, and `<unknown>` for the zero time.
+ */
+export function ageSince(value: unknown, now: Date): string {
+  if (isZeroTime(value)) return '<unknown>';
+  return typeof value === 'string' ? dateCell(value, now) : '<unknown>';
+}
+
 /** A `date` cell: what `metav1.Time.UnmarshalQueryParameter` then `HumanDuration` make of it. */
 function dateCell(value: string, now: Date): string {
   // An empty or `null` timestamp is the zero time, which the server prints as unknown.

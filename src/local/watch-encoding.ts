@@ -1,7 +1,8 @@
 // How a watcher's events go on the wire, as objects or as one-row Tables: each change's line is
 // built once per shape and shared by every watcher that would send the same bytes.
 import { apiVersionOf, type ResourceType, servedAs } from './resource-type.js';
-import { type IncludeObject, type TableColumns, tableColumns, toTable } from './table.js';
+import { type IncludeObject, type TableColumns, toTable } from './table.js';
+import { tableColumnsOf } from './table-columns.js';
 import type { KubeObject } from './types.js';
 import type { ChangeEvent } from './watch.js';
 
@@ -19,7 +20,7 @@ let shapeIds = 0;
 function shapeOf(type: ResourceType): TableShape {
   let shape = shapes.get(type);
   if (shape === undefined) {
-    shape = { columns: tableColumns(type.printerColumns), id: ++shapeIds };
+    shape = { columns: tableColumnsOf(type), id: ++shapeIds };
     shapes.set(type, shape);
   }
   return shape;

@@ -2,6 +2,7 @@
 import { MAP } from '../patch/field-types.js';
 import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
+import { CONFIG_MAP_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const CONFIG_MAP_TYPE = builtinType('', 'v1', 'ConfigMap', 'configmaps', { shortNames: ['cm'] });
@@ -23,4 +24,5 @@ export const configMapStrategy: KindStrategy = {
     if (size > MAX_DATA_BYTES) throw dataTooLong(CONFIG_MAP_TYPE, object, '');
   },
   protobuf: configMapMessage,
+  table: CONFIG_MAP_TABLE,
 };

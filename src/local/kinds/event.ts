@@ -8,6 +8,7 @@ import { MessageSpec, objectMeta, objectReference, one } from '../protobuf-messa
 import { convertedFieldLabels } from '../selectors.js';
 import type { KubeObject } from '../types.js';
 import { CORE_EVENT_API_VERSION, toCoreEvent, toEventsV1 } from './event-conversion.js';
+import { EVENT_TABLE, EVENTS_V1_EVENT_TABLE } from './printers.js';
 import { builtinType, type KindStrategy, type SelectableFields } from './strategy.js';
 
 export const EVENT_TYPE = builtinType('', CORE_EVENT_API_VERSION, 'Event', 'events', {
@@ -151,6 +152,7 @@ export const eventStrategy: KindStrategy = {
   fieldTypes: { involvedObject: STRUCT, source: STRUCT },
   bannedAsOwner: true,
   protobuf: eventMessage,
+  table: EVENT_TABLE,
 };
 
 /** apimachinery's BannedOwners names core/v1 Event only, so this one may own (as there). */
@@ -159,4 +161,5 @@ export const eventsV1EventStrategy: KindStrategy = {
   selectableFields: convertedFieldLabels(CORE_FIELDS, EVENTS_V1_LABELS, toCoreEvent),
   fieldTypes: { regarding: STRUCT, deprecatedSource: STRUCT },
   protobuf: eventsV1Message,
+  table: EVENTS_V1_EVENT_TABLE,
 };

@@ -1,6 +1,7 @@
 // Lease (coordination.k8s.io/v1): what leader election writes; nothing beyond the generic rules.
 import { STRUCT } from '../patch/field-types.js';
 import { MessageSpec, objectMeta, one } from '../protobuf-messages.js';
+import { LEASE_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 /** Its generated.proto message: every LeaseSpec field is a pointer in Go, kept when zero. */
@@ -27,4 +28,5 @@ export const leaseStrategy: KindStrategy = {
   type: builtinType('coordination.k8s.io', 'v1', 'Lease', 'leases'),
   fieldTypes: { spec: STRUCT },
   protobuf: leaseMessage,
+  table: LEASE_TABLE,
 };

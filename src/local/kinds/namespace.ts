@@ -5,6 +5,7 @@ import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { clone, isObject } from '../patch/util.js';
 import { list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { ApiError, type KubeObject } from '../types.js';
+import { NAMESPACE_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 export const NAMESPACE_TYPE = builtinType('', 'v1', 'Namespace', 'namespaces', {
@@ -80,6 +81,7 @@ export const namespaceStrategy: KindStrategy = {
   // A namespace also waits for spec.finalizers, which the namespace controller lifts.
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
   protobuf: namespaceMessage,
+  table: NAMESPACE_TABLE,
   returnsDeletedObject: true,
 };
 

@@ -2,6 +2,7 @@
 // enforces it (no pods run).
 import { ATOMIC, MAP, STRUCT } from '../patch/field-types.js';
 import { list, MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
+import { RESOURCE_QUOTA_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const scopeSelector = new MessageSpec([
@@ -59,4 +60,5 @@ export const resourceQuotaStrategy: KindStrategy = {
     'status.used': MAP,
   },
   protobuf: resourceQuotaMessage,
+  table: RESOURCE_QUOTA_TABLE,
 };

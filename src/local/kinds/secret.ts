@@ -4,6 +4,7 @@ import { MAP } from '../patch/field-types.js';
 import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import type { KubeObject } from '../types.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
+import { SECRET_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 const SECRET_TYPE = builtinType('', 'v1', 'Secret', 'secrets');
@@ -29,6 +30,7 @@ export const secretStrategy: KindStrategy = {
     }
   },
   protobuf: secretMessage,
+  table: SECRET_TABLE,
 };
 
 /**

@@ -8,6 +8,7 @@ import {
   objectReference,
   one,
 } from '../protobuf-messages.js';
+import { SERVICE_ACCOUNT_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
 /** Its generated.proto message, field by field. */
@@ -28,4 +29,5 @@ export const serviceAccountStrategy: KindStrategy = {
   },
   protobuf: serviceAccountMessage,
   returnsDeletedObject: true,
+  table: SERVICE_ACCOUNT_TABLE,
 };

@@ -5,7 +5,7 @@
 import type { ListTypeInfo } from '../patch/field-types.js';
 import type { MessageSpec } from '../protobuf-messages.js';
 import type { ResourceType } from '../resource-type.js';
-import type { PrinterColumn } from '../table.js';
+import type { PrinterColumn, TableColumns } from '../table.js';
 import type { KubeObject } from '../types.js';
 
 /** A field selector's value of an object: `GetAttrs`' fields.Set, one getter per field. */
@@ -67,6 +67,12 @@ export interface KindStrategy {
   readonly returnsDeletedObject?: boolean;
   /** apimachinery's BannedOwners: no object may name one of this kind as its owner. */
   readonly bannedAsOwner?: boolean;
+  /**
+   * Its Table (`kubectl get`): the columns and cells of its printer in kube's
+   * pkg/printers/internalversion (printers.ts). Without one, the type's printerColumns, else
+   * the default convertor's Name and Created At.
+   */
+  readonly table?: TableColumns;
 }
 
 /** The type entry of a built-in kind: the defaults that hold unless the kind says otherwise. */
