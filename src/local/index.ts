@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { ClusterRoleAggregator } from './auth/aggregation.js';
+import { bootstrapPolicy } from './auth/bootstrap-policy.js';
 import { Housekeeping } from './housekeeping.js';
 import { CRD_TYPE } from './kinds/customresourcedefinition.js';
 import { EVENT_TYPE } from './kinds/event.js';
@@ -135,7 +137,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       problem: messageOf(error),
     }),
   );
+  const aggregator = new ClusterRoleAggregator(objects, log);
   await bootstrap(objects);
+  await bootstrapPolicy(objects);
+  aggregator.schedule();
   await reportInvalid(objects, invalid, log);
 
   const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
@@ -168,6 +173,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closing ??= (async () => {
       await api.close();
       await housekeeping.stop();
+      await aggregator.stop();
       await store.close();
     })();
     return closing;
@@ -181,7 +187,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     kubeconfigPath,
     opened,
     dataDir,
-    idle: () => housekeeping.idle(),
+    idle: async () => {
+      await housekeeping.idle();
+      await aggregator.idle();
+    },
     dropWatches: () => api.dropWatches(),
     close,
   };

@@ -238,7 +238,12 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-export function nameProblems(name: string, rule: 'subdomain' | 'label'): string[] {
+export function nameProblems(name: string, rule: 'subdomain' | 'label' | 'path'): string[] {
+  // apimachinery's path.IsValidPathSegmentName.
+  if (rule === 'path') {
+    if (name === '.' || name === '..') return [`may not be '${name}'`];
+    return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+  }
   if (rule === 'label') {
     const out: string[] = [];
     if (name.length > 63) out.push('must be no more than 63 characters');

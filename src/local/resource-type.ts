@@ -35,8 +35,11 @@ export interface ResourceType {
   readonly schema?: Record<string, unknown>;
   readonly printerColumns?: readonly PrinterColumn[];
   readonly custom: boolean;
-  /** Name rule: most kinds take an RFC 1123 subdomain, namespaces a label. */
-  readonly nameRule: 'subdomain' | 'label';
+  /**
+   * Name rule: most kinds take an RFC 1123 subdomain, namespaces a label, RBAC kinds a path
+   * segment (ValidateRBACName: `system:discovery`).
+   */
+  readonly nameRule: 'subdomain' | 'label' | 'path';
   /** Set when the type's objects are stored as another type's (see StoredAs). */
   readonly storedAs?: StoredAs;
   /** A CRD's storage version (the one marked `storage: true`); a built-in's is its own. */

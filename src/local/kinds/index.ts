@@ -6,6 +6,8 @@
 // server, the patch engines and the protobuf decoder read it from here. Custom resources keep
 // the generic path of their CRD (registry.ts' typesOfCrd) and have no strategy.
 import { apiVersionOf, type ResourceType } from '../resource-type.js';
+import { clusterRoleStrategy } from './clusterrole.js';
+import { clusterRoleBindingStrategy } from './clusterrolebinding.js';
 import { configMapStrategy } from './configmap.js';
 import { customResourceDefinitionStrategy } from './customresourcedefinition.js';
 import { eventStrategy, eventsV1EventStrategy } from './event.js';
@@ -13,6 +15,8 @@ import { leaseStrategy } from './lease.js';
 import { limitRangeStrategy } from './limitrange.js';
 import { namespaceStrategy } from './namespace.js';
 import { resourceQuotaStrategy } from './resourcequota.js';
+import { roleStrategy } from './role.js';
+import { roleBindingStrategy } from './rolebinding.js';
 import { secretStrategy } from './secret.js';
 import { serviceAccountStrategy } from './serviceaccount.js';
 import type { KindStrategy, SubresourceStrategy } from './strategy.js';
@@ -30,6 +34,10 @@ export const BUILTIN_STRATEGIES: readonly KindStrategy[] = [
   limitRangeStrategy,
   leaseStrategy,
   customResourceDefinitionStrategy,
+  clusterRoleStrategy,
+  clusterRoleBindingStrategy,
+  roleStrategy,
+  roleBindingStrategy,
 ];
 
 // By the type object itself: each built-in type is made once, by its strategy, and the registry
