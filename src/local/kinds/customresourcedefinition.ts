@@ -25,7 +25,7 @@ import {
 } from '../schema/field-errors.js';
 import { goQuote, goStrings } from '../schema/goformat.js';
 import { isProps, type Props } from '../schema/props.js';
-import { pruneAgainst } from '../schema/validate.js';
+import { compileSchemaNodes } from '../schema/validate.js';
 import type { KubeObject } from '../types.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -242,14 +242,14 @@ function optionsFor(old: KubeObject | undefined): Options {
       return type !== '' && !OPENAPI_V3_TYPES.has(type);
     }),
     // Unpruned defaults can only be told apart in a structural schema, as the server does.
-    requirePrunedDefaults: !schemas.some(
-      (root) =>
-        !isNonStructural(root) &&
-        schemaHas(root, (s) => {
-          if (s.default === undefined || s.default === null) return false;
-          return !sameJson(pruneAgainst(s, s.default, s === root), s.default);
-        }),
-    ),
+    requirePrunedDefaults: !schemas.some((root) => {
+      if (isNonStructural(root)) return false;
+      const nodes = compileSchemaNodes(root);
+      return schemaHas(root, (s) => {
+        if (s.default === undefined || s.default === null) return false;
+        return !sameJson(nodes.prune(s, s.default, s === root), s.default);
+      });
+    }),
     requireAtomicSetType: !any((s) => {
       if (s['x-kubernetes-list-type'] !== 'set' || !isProps(s.items)) return false;
       const is = s.items;

@@ -5,7 +5,7 @@
 // apiVersion or kind are checked against the schema only.
 import { childPath, type FieldIssue, invalid, keyPath } from './field-errors.js';
 import { flag, hasDefault, items, type Props, schemaMap } from './props.js';
-import { issuesAgainst, pruneAgainst } from './validate.js';
+import { compileSchemaNodes, type SchemaNodes } from './validate.js';
 
 const META_FIELDS = new Set(['metadata', 'apiVersion', 'kind']);
 
@@ -22,6 +22,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 function walk(
+  nodes: SchemaNodes,
   s: Props,
   path: string,
   isResource: boolean,
@@ -34,15 +35,17 @@ function walk(
   if (hasDefault(s)) {
     const value = s.default;
     const at = childPath(path, 'default');
-    if (!inMeta && requirePruned && !sameJson(pruneAgainst(s, value, resource), value))
+    if (!inMeta && requirePruned && !sameJson(nodes.prune(s, value, resource), value))
       out.push(invalid(at, value, 'must not have unknown fields'));
-    out.push(...issuesAgainst(s, value, at, resource && !inMeta));
+    out.push(...nodes.issues(s, value, at, resource && !inMeta));
   }
   // additionalProperties is not followed: defaults are forbidden there.
   const item = items(s)?.schema;
-  if (item !== undefined) walk(item, childPath(path, 'items'), false, inMeta, requirePruned, out);
+  if (item !== undefined)
+    walk(nodes, item, childPath(path, 'items'), false, inMeta, requirePruned, out);
   for (const [name, child] of schemaMap(s, 'properties')) {
     walk(
+      nodes,
       child,
       keyPath(childPath(path, 'properties'), name),
       false,
@@ -56,6 +59,6 @@ function walk(
 /** ValidateDefaults(path, schema, isResourceRoot: true, requirePrunedDefaults). */
 export function defaultIssues(root: Props, path: string, requirePruned = true): FieldIssue[] {
   const out: FieldIssue[] = [];
-  walk(root, path, true, false, requirePruned, out);
+  walk(compileSchemaNodes(root), root, path, true, false, requirePruned, out);
   return out;
 }

@@ -175,7 +175,7 @@ function sharpJSON(v: unknown): string {
     .join(', ')}}`;
 }
 
-function sharpField(s: Props, json: string, kind: GoKind): string {
+function sharpField(s: Props, json: string, kind: GoKind, budget: Budget): string {
   const v = s[json];
   const nil = v === undefined || v === null;
   const pointer = (type: string) => `(*${type})(${nil ? 'nil' : ADDRESS})`;
@@ -212,13 +212,15 @@ function sharpField(s: Props, json: string, kind: GoKind): string {
     }
     case '[]JSONSchemaProps':
       return Array.isArray(v)
-        ? `[]${PKG}.JSONSchemaProps{${schemaList(s, json).map(sharpSchema).join(', ')}}`
+        ? `[]${PKG}.JSONSchemaProps{${schemaList(s, json)
+            .map((x) => sharpNode(x, budget))
+            .join(', ')}}`
         : `[]${PKG}.JSONSchemaProps(nil)`;
     case 'map':
       return isProps(v)
         ? `map[string]${PKG}.JSONSchemaProps{${schemaMap(s, json)
             .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-            .map(([k, child]) => `${goQuote(k)}:${sharpSchema(child)}`)
+            .map(([k, child]) => `${goQuote(k)}:${sharpNode(child, budget)}`)
             .join(', ')}}`
         : `map[string]${PKG}.JSONSchemaProps(nil)`;
     case 'ValidationRules':
@@ -239,8 +241,24 @@ function sharpRule(rule: unknown): string {
   return `${PKG}.ValidationRule{Rule:${text('rule')}, Message:${text('message')}, MessageExpression:${text('messageExpression')}, Reason:${pointer('reason', `${PKG}.FieldValueErrorReason`)}, FieldPath:${text('fieldPath')}, OptionalOldSelf:${pointer('optionalOldSelf', 'bool')}}`;
 }
 
+/** What is left to print: each node prints every one of its ~45 fields, even empty. */
+interface Budget {
+  left: number;
+}
+
+// Go prints the whole schema whatever its size; past this many characters the rest is `…`, so
+// that a schema of many small nodes cannot make a message hundreds of times its own size.
+const SHARP_LIMIT = 64 * 1024;
+
+function sharpNode(s: Props, budget: Budget): string {
+  if (budget.left <= 0) return '…';
+  const fields = GO_FIELDS.map(([go, json, kind]) => `${go}:${sharpField(s, json, kind, budget)}`);
+  const text = `${PKG}.JSONSchemaProps{${fields.join(', ')}}`;
+  budget.left -= text.length;
+  return text;
+}
+
 /** fmt's %#v of a JSONSchemaProps value: `apiextensions.JSONSchemaProps{ID:"", ...}`. */
 export function sharpSchema(s: Props): string {
-  const fields = GO_FIELDS.map(([go, json, kind]) => `${go}:${sharpField(s, json, kind)}`);
-  return `${PKG}.JSONSchemaProps{${fields.join(', ')}}`;
+  return sharpNode(s, { left: SHARP_LIMIT });
 }

@@ -1,5 +1,7 @@
 // Custom resources against their CRD's openAPIV3Schema, as apiextensions-apiserver treats
-// them: pruning of unknown fields, defaulting, then validation with the server's messages.
+// them: pruning of unknown fields (an embedded resource's metadata decoded as ObjectMeta),
+// defaulting, then validation with the server's messages. Also one schema node against one
+// value, which is how the CRD's own defaults are checked (schema/defaults.ts).
 
 import { RE2JS } from 're2js';
 import { dns1035LabelErrors, unknownMetadataFields } from '../meta.js';
@@ -11,14 +13,6 @@ import { goFloat, goJSON, goQuote, isInt64 } from './goformat.js';
 
 export type { FieldIssue, StatusCauseReason } from './field-errors.js';
 
-export interface ValidationOutcome {
-  /** The input after pruning and defaulting: a new value, the input is left as it was. */
-  object: unknown;
-  /** Paths of the fields pruning dropped, sorted, as `unknown field "<path>"` names them. */
-  unknownFields: string[];
-  issues: FieldIssue[];
-}
-
 export interface Decoded {
   /** The input pruned, nulls dropped and defaults set: a new value, the input is left as it was. */
   object: unknown;
@@ -27,6 +21,10 @@ export interface Decoded {
    * sorted, then the unknown fields of embedded resources' metadata, sorted.
    */
   unknownFields: string[];
+}
+
+export interface ValidationOutcome extends Decoded {
+  issues: FieldIssue[];
 }
 
 export interface CompiledSchema {
@@ -106,6 +104,8 @@ function clone(v: unknown): unknown {
 interface CompileState {
   embedded: boolean;
   listTypes: boolean;
+  /** When set, every schema object compiled, to its node (one compilation serves each node). */
+  nodes?: Map<object, Node>;
 }
 
 /**
@@ -210,6 +210,7 @@ function compileNode(raw: Json, state: CompileState): Node {
   if (properties) {
     for (const entry of properties) if (entry[1].hasDefault) node.defaulted.push(entry);
   }
+  state.nodes?.set(raw, node);
   return node;
 }
 
@@ -817,40 +818,48 @@ export function compileSchema(openAPIV3Schema: Record<string, unknown>): Compile
 // ---------------------------------------------------------------------------------------
 // For the CRD's own checks (schema/defaults.ts): one schema node against one value
 
-/** What pruning against this node leaves of a value; `resource` spares TypeMeta and ObjectMeta. */
-export function pruneAgainst(
-  schema: Record<string, unknown>,
-  value: unknown,
-  resource: boolean,
-): unknown {
-  const node = compileNode(schema, { embedded: false, listTypes: false });
-  if (resource && isObject(value)) {
-    return node.preserve
-      ? keepUnknown(value, node, '', undefined, true)
-      : pruneFields(value, node, true, '', undefined);
-  }
-  return prune(value, node, '', undefined);
+/**
+ * A whole openAPIV3Schema compiled once, so that each of its nodes can be held against a value
+ * (a default) without compiling the node's subtree again: linear in the schema, where one
+ * compilation per default would be quadratic in its depth.
+ */
+export interface SchemaNodes {
+  /** What pruning against this node leaves of a value; `resource` spares TypeMeta and ObjectMeta. */
+  prune(schema: object, value: unknown, resource: boolean): unknown;
+  /**
+   * A value against this node as the server checks a default: an embedded resource's TypeMeta
+   * first (objectmeta.Validate), then kube-openapi's validation; fields under `at`.
+   */
+  issues(schema: object, value: unknown, at: string, resource: boolean): FieldIssue[];
 }
 
-/**
- * A value against one schema node as the server checks a default: an embedded resource's
- * TypeMeta first (objectmeta.Validate), then kube-openapi's validation; fields under `at`.
- */
-export function issuesAgainst(
-  schema: Record<string, unknown>,
-  value: unknown,
-  at: string,
-  resource: boolean,
-): FieldIssue[] {
-  const node = compileNode(schema, { embedded: false, listTypes: false });
-  const under = (field: string) =>
-    field === '' || field === '<nil>' ? at : `${at}.${field.replace(/^\./, '')}`;
-  const meta: FieldIssue[] = [];
-  checkEmbedded(resource ? { ...node, embedded: true } : node, value, '', meta);
-  if (meta.length > 0) return meta.map((i) => ({ ...i, field: under(i.field) }));
-  const issues: FieldIssue[] = [];
-  check(node, value, '', issues);
-  return issues.map((i) => ({ ...i, field: under(i.field) }));
+export function compileSchemaNodes(root: Record<string, unknown>): SchemaNodes {
+  const nodes = new Map<object, Node>();
+  compileNode(root, { embedded: false, listTypes: false, nodes });
+  const nodeOf = (schema: object): Node =>
+    nodes.get(schema) ?? compileNode(schema as Json, { embedded: false, listTypes: false });
+  return {
+    prune(schema, value, resource) {
+      const node = nodeOf(schema);
+      if (resource && isObject(value)) {
+        return node.preserve
+          ? keepUnknown(value, node, '', undefined, true)
+          : pruneFields(value, node, true, '', undefined);
+      }
+      return prune(value, node, '', undefined);
+    },
+    issues(schema, value, at, resource) {
+      const node = nodeOf(schema);
+      const under = (field: string) =>
+        field === '' || field === '<nil>' ? at : `${at}.${field.replace(/^\./, '')}`;
+      const meta: FieldIssue[] = [];
+      checkEmbedded(resource ? { ...node, embedded: true } : node, value, '', meta);
+      if (meta.length > 0) return meta.map((i) => ({ ...i, field: under(i.field) }));
+      const issues: FieldIssue[] = [];
+      check(node, value, '', issues);
+      return issues.map((i) => ({ ...i, field: under(i.field) }));
+    },
+  };
 }
 
 /** `Status.message` of a 422 Invalid, as errors.NewInvalid words it. */

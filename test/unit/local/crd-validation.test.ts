@@ -672,6 +672,20 @@ describe('validateCustomResourceDefinitionValidation and ValidateCustomResourceD
     );
   });
 
+  it('quotes a large schema in that message only up to 64 KiB, where Go prints it whole', () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: 'string' }]),
+    );
+    const [message] = causes(
+      crd({ type: 'object', enum: [{}], properties }, (c) => {
+        c.spec.versions[0].subresources = { status: {} };
+      }),
+    );
+    expect(message).toContain('"p0":apiextensions.JSONSchemaProps{ID:""');
+    expect(message).toContain('"p999":…');
+    expect(message?.length).toBeLessThan(200 * 1024);
+  });
+
   it('per-version schemas that differ are reported under their version', () => {
     const object = crd(field({ type: 'text' }), (c) => {
       c.spec.versions.push({
