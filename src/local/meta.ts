@@ -178,6 +178,8 @@ function decodeValue(value: unknown, type: GoType, at: string, key: string | und
 
 const pathOf = (at: string, key: string | undefined) => (key === undefined ? at : `${at}.${key}`);
 
+const MAX_STRICT_ERRORS = 100;
+
 /**
  * The fields of `meta` that metav1.ObjectMeta does not have, at every depth its Go type goes
  * (an owner reference's, a managedFields entry's), as a strict decoder names them:
@@ -219,7 +221,8 @@ function unknownIn(
   for (const key of keys) {
     const fieldType = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined;
     if (fieldType === undefined) {
-      out.push(`${at}.${key}`);
+      // The strict decoder keeps no more than 100 errors (sigs.k8s.io/json saveStrictError).
+      if (out.length < MAX_STRICT_ERRORS) out.push(`${at}.${key}`);
       if (strip) delete value[key];
     } else unknownIn(value[key], fieldType, `${at}.${key}`, strip, sorted, out);
   }
