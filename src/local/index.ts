@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { AccessControl } from './auth/access.js';
 import { ClusterRoleAggregator } from './auth/aggregation.js';
 import { bootstrapPolicy } from './auth/bootstrap-policy.js';
 import { Housekeeping } from './housekeeping.js';
@@ -43,8 +44,7 @@ export interface ControlPlaneOptions {
   watchLimits?: Partial<WatchLimits>;
   /**
    * Bearer tokens of users besides the admin (kube-apiserver's token auth file, in code): a
-   * TokenReview knows them; without RBAC here, any request of theirs is refused unless they
-   * are system:masters — what a facade's authorization can be tested against.
+   * TokenReview knows them, and RBAC decides what they may do (bind them by name or group).
    */
   users?: readonly LocalUser[];
   /**
@@ -143,9 +143,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   aggregator.schedule();
   await reportInvalid(objects, invalid, log);
 
+  const access = await AccessControl.open(dataDir, objects, token, options.users);
   const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
-    token,
-    ...(options.users !== undefined ? { users: options.users } : {}),
+    access,
     tls,
     log,
     durable: () => store.flush(),

@@ -1,6 +1,7 @@
 // Decoding Kubernetes protobuf request bodies (kubectl's typed commands) into JSON objects: the
 // wire format, the runtime.Unknown envelope, and each kind's message as its strategy (kinds/)
 // describes it in the vocabulary of protobuf-messages.ts.
+import { AUTH_MESSAGES } from './auth/messages.js';
 import { BUILTIN_STRATEGIES } from './kinds/index.js';
 import { type FieldSpec, MessageSpec, type Scalar } from './protobuf-messages.js';
 import { apiVersionOf } from './resource-type.js';
@@ -12,11 +13,15 @@ const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 
 /** The kinds whose protobuf bodies are understood, by `apiVersion/kind`. */
-const KINDS: ReadonlyMap<string, MessageSpec> = new Map(
-  BUILTIN_STRATEGIES.flatMap((s) =>
-    s.protobuf === undefined ? [] : [[`${apiVersionOf(s.type)}/${s.type.kind}`, s.protobuf]],
+const KINDS: ReadonlyMap<string, MessageSpec> = new Map([
+  ...BUILTIN_STRATEGIES.flatMap((s) =>
+    s.protobuf === undefined
+      ? []
+      : [[`${apiVersionOf(s.type)}/${s.type.kind}`, s.protobuf] as const],
   ),
-);
+  // Kinds created but never stored: the reviews and TokenRequest (auth/).
+  ...AUTH_MESSAGES,
+]);
 
 export const PROTOBUF_KINDS: readonly string[] = [...KINDS.keys()];
 

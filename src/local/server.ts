@@ -1,10 +1,10 @@
 // The HTTP face of the local control plane: authentication, URL routing to resource types
 // and verbs, discovery, OpenAPI, list and watch (as objects or as Tables).
-import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { AccessControl } from './auth/access.js';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
 import { strategyOf, subresourceOf } from './kinds/index.js';
 import { NAMESPACE_TYPE, namespaceStrategy, refuseImmortalDelete } from './kinds/namespace.js';
@@ -27,15 +27,6 @@ import {
   type ResourceType,
   storageKeyOf,
 } from './resource-type.js';
-import {
-  ACCESS_REVIEW_PATH,
-  isMaster,
-  LOCAL_ADMIN,
-  type LocalUser,
-  subjectAccessReview,
-  TOKEN_REVIEW_PATH,
-  tokenReview,
-} from './reviews.js';
 import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
 import { tableColumnsOf } from './table-columns.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
@@ -53,9 +44,8 @@ import { WatchEncoder } from './watch-encoding.js';
 export const KUBERNETES_VERSION = { major: '1', minor: '32' };
 
 export interface ApiServerOptions {
-  token: string;
-  /** Users besides the admin of `token`; they are refused everything unless system:masters. */
-  users?: readonly LocalUser[];
+  /** Who each request is and whether it may (auth/): every request but /version and health. */
+  access: AccessControl;
   tls: { cert: string; key: string };
   log: Logger;
   /** Waits until every acknowledged write is durable, so reads never show a write a crash could lose. */
@@ -85,9 +75,6 @@ const NAMESPACE_SUBRESOURCES: ReadonlySet<string> = new Set([
 
 export class ApiServer {
   readonly server: Server;
-  private readonly token: Buffer;
-  /** Users by the sha256 of their token. */
-  private readonly users = new Map<string, LocalUser>();
   private readonly streams = new Set<WatchStream>();
   private readonly watchBudget: WatchBudget;
   private readonly metrics: ApiServerMetrics;
@@ -101,10 +88,6 @@ export class ApiServer {
     private readonly openapi: OpenApi,
     private readonly options: ApiServerOptions,
   ) {
-    this.token = Buffer.from(options.token);
-    for (const user of options.users ?? []) {
-      this.users.set(hash('sha256', user.token, 'hex'), user);
-    }
     this.watchBudget = new WatchBudget(
       { ...DEFAULT_WATCH_LIMITS, ...options.watchLimits },
       (stream, held, reason) => {
@@ -158,24 +141,6 @@ export class ApiServer {
     );
   }
 
-  /** The user of the request's bearer token, or undefined (401). */
-  private authenticate(req: IncomingMessage): Omit<LocalUser, 'token'> | undefined {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    return match !== null ? this.userOf(match[1] as string) : undefined;
-  }
-
-  private userOf(token: string): Omit<LocalUser, 'token'> | undefined {
-    if (this.isToken(token)) return LOCAL_ADMIN;
-    // By hash, so that how long a lookup takes says nothing about a guessed token.
-    return this.users.get(hash('sha256', token, 'hex'));
-  }
-
-  private isToken(text: string): boolean {
-    const given = Buffer.from(text);
-    return given.length === this.token.length && timingSafeEqual(given, this.token);
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Split by hand: a WHATWG URL per request costs more than the rest of routing.
     const raw = req.url ?? '/';
@@ -191,28 +156,13 @@ export class ApiServer {
       res.end('ok');
       return;
     }
-    const user = this.authenticate(req);
-    if (user === undefined) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
-    if (!isMaster(user)) {
-      throw new ApiError(
-        403,
-        'Forbidden',
-        `${path} is forbidden: User "${user.username}" cannot ${req.method ?? 'GET'} it: the local control plane has no RBAC, only system:masters may act`,
-      );
-    }
+    const attributes = this.options.access.admit(req, url.pathname, url.searchParams);
     if (path === '/metrics') {
       res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
       res.end(await this.metrics.registry.metrics());
       return;
     }
-    if (req.method === 'POST' && (path === TOKEN_REVIEW_PATH || path === ACCESS_REVIEW_PATH)) {
-      const body = parseBody(await readBody(req), req.headers['content-type']);
-      const review =
-        path === TOKEN_REVIEW_PATH
-          ? tokenReview(body, (token) => this.userOf(token))
-          : subjectAccessReview(body);
-      return sendJson(res, 201, review);
-    }
+    if (await this.options.access.serve(req, res, attributes)) return;
     const segments = path
       .split('/')
       .filter((s) => s !== '')

@@ -1164,7 +1164,12 @@ describe('abuse: the API server', () => {
       other = await startControlPlane({ dataDir: viewerDir, fsync: false, users: [viewer] });
       const viewerWire = new Wire(other.url, other.ca);
       try {
+        // Discovery and OpenAPI are every authenticated user's (RBAC's system:discovery).
+        const discovery = new Set(['/api', '/api/v1', '/apis', '/apis/platform.nrn.dev']);
         for (const route of apiRoutes()) {
+          const open =
+            discovery.has(route.path) || /^\/(apis\/[^/]+\/[^/]+|openapi\/.*)$/.test(route.path);
+          if (route.method === 'GET' && open) continue;
           const request: Request = {
             ...route,
             headers: {

@@ -169,13 +169,13 @@ class Snapshot {
 const notFound = (resource: string, name: string) =>
   `${resource}.rbac.authorization.k8s.io ${JSON.stringify(name)} not found`;
 
-/** rule.go's clusterRoleBindingDescriber / roleBindingDescriber. */
+/** rule.go's clusterRoleBindingDescriber / roleBindingDescriber, names as it joins them. */
 function describe(kind: string, binding: Binding, index: number): string {
   const subject = binding.subjects[index] as Subject;
-  const where = kind === 'RoleBinding' ? `${binding.namespace}/${binding.name}` : binding.name;
+  const where = kind === 'RoleBinding' ? `${binding.name}/${binding.namespace}` : binding.name;
   const who =
     subject.kind === 'ServiceAccount'
-      ? `${subject.namespace ?? binding.namespace}/${subject.name}`
+      ? `${subject.name}/${subject.namespace || binding.namespace}`
       : subject.name;
   return `${kind} ${JSON.stringify(where)} of ${binding.roleRef.kind} ${JSON.stringify(binding.roleRef.name)} to ${subject.kind} ${JSON.stringify(who)}`;
 }

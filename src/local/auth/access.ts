@@ -1,0 +1,178 @@
+// The local control plane's door, as kube-apiserver's filter chain keeps it: authentication
+// (authenticator.ts; no credentials is 401, as with anonymous auth off), impersonation
+// (impersonation.ts), then authorization of every request (system:masters, then RBAC: rbac.ts)
+// with kube's 403 `Status`; and the endpoints that answer from them rather than from storage:
+// the reviews (reviews.ts) and TokenRequest (service-account-tokens.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { parseBody, readBody, sendJson } from '../http.js';
+import { serviceAccountStrategy } from '../kinds/serviceaccount.js';
+import { invalid, timestamp } from '../meta.js';
+import type { Objects } from '../objects.js';
+import {
+  type LocalUser,
+  REVIEW_RESOURCES,
+  selfSubjectAccessReview,
+  selfSubjectReview,
+  selfSubjectRulesReview,
+  subjectAccessReview,
+  tokenReview,
+} from '../reviews.js';
+import { ApiError } from '../types.js';
+import { type Attributes, forbiddenMessage, requestAttributes } from './attributes.js';
+import { API_AUDIENCES, Authenticator } from './authenticator.js';
+import { impersonated } from './impersonation.js';
+import { RbacAuthorizer } from './rbac.js';
+import { ServiceAccountTokens } from './service-account-tokens.js';
+
+/** TokenRequestSpec's default (SetDefaults_TokenRequestSpec) and bounds (ValidateTokenRequest). */
+const DEFAULT_EXPIRATION_S = 3600;
+const MIN_EXPIRATION_S = 600;
+const MAX_EXPIRATION_S = 2 ** 32;
+
+export class AccessControl {
+  readonly authorizer: RbacAuthorizer;
+  private readonly authenticator: Authenticator;
+
+  private constructor(
+    private readonly objects: Objects,
+    private readonly tokens: ServiceAccountTokens,
+    adminToken: string,
+    users: readonly LocalUser[],
+  ) {
+    this.authorizer = new RbacAuthorizer(objects);
+    this.authenticator = new Authenticator(adminToken, users, tokens, objects);
+  }
+
+  /** With the data dir's ServiceAccount signing key (made on first start). */
+  static async open(
+    dataDir: string,
+    objects: Objects,
+    adminToken: string,
+    users: readonly LocalUser[] = [],
+  ): Promise<AccessControl> {
+    const tokens = await ServiceAccountTokens.open(join(dataDir, 'service-account.key'));
+    return new AccessControl(objects, tokens, adminToken, users);
+  }
+
+  /**
+   * Who the request acts as and what it asks, once it may: 401 without a known bearer token,
+   * 403 when the user may not impersonate whom it names or do what it asks.
+   */
+  admit(req: IncomingMessage, pathname: string, query: URLSearchParams): Attributes {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    const found = match !== null ? this.authenticator.authenticate(match[1] as string) : undefined;
+    if (found === undefined) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const authorize = (a: Attributes) => this.authorizer.authorize(a);
+    const user = impersonated(req.headers, req.headersDistinct, found.user, authorize);
+    const attributes = requestAttributes(user, req.method ?? 'GET', pathname, query);
+    const decision = authorize(attributes);
+    if (!decision.allowed) throw forbidden(attributes, decision.reason);
+    return attributes;
+  }
+
+  /** Answers the request if it is a review or a TokenRequest; false if it is neither. */
+  async serve(req: IncomingMessage, res: ServerResponse, a: Attributes): Promise<boolean> {
+    if (!a.resourceRequest || a.verb !== 'create' || a.apiVersion !== 'v1') return false;
+    const tokenRequest =
+      a.apiGroup === '' &&
+      a.resource === 'serviceaccounts' &&
+      a.subresource === 'token' &&
+      a.namespace !== '';
+    const review =
+      REVIEW_RESOURCES.has(`${a.apiGroup}/${a.resource}`) && a.name === '' && a.namespace === '';
+    if (!tokenRequest && !review) return false;
+    const body = parseBody(await readBody(req), req.headers['content-type']);
+    const answer = tokenRequest ? this.tokenRequest(a, body) : this.review(a, body);
+    sendJson(res, 201, answer);
+    return true;
+  }
+
+  private review(a: Attributes, body: unknown): object {
+    const authorize = (attributes: Attributes) => this.authorizer.authorize(attributes);
+    switch (a.resource) {
+      case 'tokenreviews':
+        return tokenReview(body, (token) => this.authenticator.authenticate(token));
+      case 'selfsubjectreviews':
+        return selfSubjectReview(a.user);
+      case 'subjectaccessreviews':
+        return subjectAccessReview(body, authorize);
+      case 'selfsubjectaccessreviews':
+        return selfSubjectAccessReview(body, a.user, authorize);
+      default:
+        return selfSubjectRulesReview(body, (namespace) =>
+          this.authorizer.rulesFor(a.user, namespace),
+        );
+    }
+  }
+
+  /** pkg/registry/core/serviceaccount/storage/token.go: a token for an existing account. */
+  private tokenRequest(a: Attributes, body: unknown): object {
+    const request = (typeof body === 'object' && body !== null ? body : {}) as {
+      metadata?: Record<string, unknown>;
+      spec?: { audiences?: unknown; expirationSeconds?: unknown; boundObjectRef?: unknown };
+    };
+    const spec = request.spec ?? {};
+    const expirationSeconds =
+      spec.expirationSeconds === undefined || spec.expirationSeconds === null
+        ? DEFAULT_EXPIRATION_S
+        : Number(spec.expirationSeconds);
+    const problem =
+      !Number.isInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_S
+        ? 'may not specify a duration less than 10 minutes'
+        : expirationSeconds > MAX_EXPIRATION_S
+          ? 'may not specify a duration larger than 2^32 seconds'
+          : undefined;
+    if (problem !== undefined) {
+      throw invalid({ kind: 'TokenRequest', group: 'authentication.k8s.io' }, a.name, [
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.expirationSeconds',
+          message: `Invalid value: ${expirationSeconds}: ${problem}`,
+        },
+      ]);
+    }
+    const account = this.objects.get(serviceAccountStrategy.type, a.namespace, a.name);
+    const given = Array.isArray(spec.audiences)
+      ? spec.audiences.filter((x): x is string => typeof x === 'string')
+      : [];
+    const audiences = given.length > 0 ? given : [...API_AUDIENCES];
+    const now = new Date();
+    const { token, expires } = this.tokens.issue(
+      { namespace: a.namespace, name: a.name, uid: account.metadata.uid ?? '' },
+      audiences,
+      expirationSeconds,
+      now,
+    );
+    return {
+      kind: 'TokenRequest',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: {
+        ...(request.metadata ?? {}),
+        name: a.name,
+        namespace: a.namespace,
+        creationTimestamp: timestamp(now),
+      },
+      spec: {
+        audiences,
+        expirationSeconds,
+        boundObjectRef: spec.boundObjectRef ?? null,
+      },
+      status: { token, expirationTimestamp: timestamp(expires) },
+    };
+  }
+}
+
+/** responsewriters.Forbidden: NewForbidden's words around forbiddenMessage and the reason. */
+export function forbidden(a: Attributes, reason: string): ApiError {
+  const message = forbiddenMessage(a) + (reason !== '' ? `: ${reason}` : '');
+  if (!a.resourceRequest) return new ApiError(403, 'Forbidden', `forbidden: ${message}`, {});
+  const qualified = a.apiGroup === '' ? a.resource : `${a.resource}.${a.apiGroup}`;
+  const named = a.name !== '' ? `${qualified} ${JSON.stringify(a.name)}` : qualified;
+  return new ApiError(403, 'Forbidden', `${named} is forbidden: ${message}`, {
+    name: a.name,
+    group: a.apiGroup,
+    kind: a.resource,
+  });
+}
