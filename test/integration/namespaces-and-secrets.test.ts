@@ -166,4 +166,33 @@ describe('Secret stringData', () => {
     expect(Buffer.from(after, 'base64').toString()).toBe('rotated');
     await ok(['delete', 'namespace', ns, '--wait=false']);
   });
+
+  it('is refused as kube-apiserver refuses it: bad base64, a bad key, a TLS secret without its key', async () => {
+    const ns = uniqueName('badsecret');
+    await ok(['create', 'namespace', ns]);
+    const apply = (secret: Record<string, unknown>) =>
+      kubectl(cluster, ['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 's', namespace: ns },
+          ...secret,
+        }),
+      });
+    expect((await apply({ data: { k: 'not base64!' } })).stderr).toContain(
+      'illegal base64 data at input byte 3',
+    );
+    expect((await apply({ stringData: { 'bad key': 'v' } })).stderr).toContain(
+      'Secret "s" is invalid: data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters',
+    );
+    expect(
+      (await apply({ type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'c' } })).stderr,
+    ).toContain('Secret "s" is invalid: data[tls.key]: Required value');
+    // Immutable: its data no longer changes.
+    expect((await apply({ immutable: true, stringData: { a: '1' } })).code).toBe(0);
+    expect((await apply({ immutable: true, stringData: { a: '2' } })).stderr).toContain(
+      'Secret "s" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+    );
+    await ok(['delete', 'namespace', ns, '--wait=false']);
+  });
 });

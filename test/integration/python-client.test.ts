@@ -265,11 +265,10 @@ describe('CoreV1Api (core_v1.py)', () => {
     );
   });
 
-  // Difference (src/local/kinds/configmap.ts): ValidateConfigMap and ValidateConfigMapUpdate
+  // src/local/kinds/configmap.ts: ValidateConfigMap and ValidateConfigMapUpdate
   // (pkg/apis/core/validation/validation.go) refuse a key that is not a config key, and any
-  // change to the data of an immutable ConfigMap. Here both are stored (ADR 0003: built-in
-  // kinds are schemaless).
-  pyIt.fails('validates ConfigMap keys, and keeps an immutable ConfigMap as it is', () => {
+  // change to the data of an immutable ConfigMap.
+  pyIt('validates ConfigMap keys, and keeps an immutable ConfigMap as it is', () => {
     const badKey = status(s, 'create with an invalid key');
     expect(badKey).toMatchObject({ reason: 'Invalid', code: 422 });
     expect(badKey.message).toMatch(
@@ -954,11 +953,10 @@ describe('Secrets (secret_string_data.py)', () => {
     expect(replaced.stringData).toBeUndefined();
   });
 
-  // Difference (src/local/kinds/secret.ts): data is []byte in the Go type, and decoding a
-  // value that is not base64 fails, so kube-apiserver answers 400 BadRequest ("Secret in
-  // version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 3").
-  // Here it is stored as sent.
-  pyIt.fails('refuses data that is not base64: 400', () => {
+  // src/local/kinds/secret.ts: data is []byte in the Go type, and decoding a value that is not
+  // base64 fails, so kube-apiserver answers 400 BadRequest ("Secret in version \"v1\" cannot be
+  // handled as a Secret: illegal base64 data at input byte 3").
+  pyIt('refuses data that is not base64: 400', () => {
     const refused = status(s, 'create with data that is not base64');
     expect(refused).toMatchObject({ reason: 'BadRequest', code: 400 });
     expect(refused.message).toContain('illegal base64 data at input byte 3');
