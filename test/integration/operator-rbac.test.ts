@@ -1,0 +1,127 @@
+// The operator as it runs in a cluster: `nrn-operator run` under the nrn-operator
+// ServiceAccount's token, whose rights are exactly deploy/rbac.yaml's, against the local control
+// plane enforcing RBAC. It reconciles a scope to active with them alone; a right taken away
+// from the ClusterRole is refused by the API server (403), to the operator and to kubectl.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
+import { kubeconfigYaml } from '../../src/local/kubeconfig.js';
+import { kubectlAt, uniqueName } from '../support/cluster.js';
+import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import {
+  type LogLine,
+  type OperatorProcess,
+  startOperatorProcess,
+  terminate,
+} from '../support/operator-processes.js';
+import { rawApi } from '../support/raw-api.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+let plane: ControlPlane;
+let dataDir: string;
+let admin: ReturnType<typeof kubectlAt>;
+let asOperator: ReturnType<typeof kubectlAt>;
+let operator: OperatorProcess | undefined;
+let ns: string;
+let token: string;
+
+async function ok(run: ReturnType<typeof kubectlAt>, args: string[], input?: string) {
+  const result = await run(args, input);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${result.stderr}`);
+  return result.stdout;
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'nrn-operator-rbac-'));
+  plane = await startControlPlane({ dataDir, fsync: false });
+  admin = kubectlAt(plane.kubeconfigPath);
+  await ok(admin, ['apply', '-f', join(ROOT, 'crds')]);
+  await ok(admin, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+  for (const file of ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml']) {
+    await ok(admin, ['apply', '-f', join(ROOT, 'deploy', file)]);
+  }
+  token = (await ok(admin, ['create', 'token', 'nrn-operator', '-n', 'nrn-system'])).trim();
+  const kubeconfig = join(dataDir, 'operator-kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml(plane.url, token, plane.ca), { mode: 0o600 });
+  asOperator = kubectlAt(kubeconfig);
+  ns = uniqueName('operator-rbac');
+  await ok(admin, ['create', 'namespace', ns]);
+  operator = startOperatorProcess(kubeconfig, 'nrn-system');
+});
+
+afterAll(async () => {
+  if (operator !== undefined) await terminate(operator.child);
+  await plane?.close();
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('operator under RBAC', () => {
+  it('acts as the nrn-operator ServiceAccount and nothing more', async () => {
+    const whoami = await ok(asOperator, ['auth', 'whoami']);
+    expect(whoami).toMatch(/Username\s+system:serviceaccount:nrn-system:nrn-operator/);
+    const denied = await asOperator(['get', 'deployments.apps', '-n', 'nrn-system']);
+    expect(denied.code).not.toBe(0);
+    expect((await asOperator(['auth', 'can-i', 'delete', 'secrets', '-n', ns])).stdout.trim()).toBe(
+      'no',
+    );
+  });
+
+  it('reconciles a scope to active with the rights of deploy/rbac.yaml alone', async () => {
+    await ok(
+      admin,
+      ['apply', '-f', '-'],
+      `${applicationYaml(ns, 'shop', 7)}---${scopeYaml(ns, 'api', 7)}`,
+    );
+    await ok(admin, [
+      'wait',
+      '--for=jsonpath={.status.status}=active',
+      `scope/api`,
+      '-n',
+      ns,
+      '--timeout=60s',
+    ]);
+    const scope = parse(await ok(admin, ['get', 'scope', 'api', '-n', ns, '-o', 'yaml']));
+    expect(scope.status.status).toBe('active');
+    // What it provisioned, as the service account: the scope's namespace.
+    expect((await admin(['get', 'namespace', `nrn-scope-${scope.status.id}`])).code).toBe(0);
+    // Nothing it did was refused.
+    expect(operator?.logs.filter((l) => JSON.stringify(l).includes('is forbidden'))).toEqual([]);
+  });
+
+  it('is refused (403) a right taken from its ClusterRole', async () => {
+    const role = parse(await ok(admin, ['get', 'clusterrole', 'nrn-operator', '-o', 'yaml']));
+    // No more status patches of scopes.
+    role.rules = role.rules.map((r: { resources: string[] }) => ({
+      ...r,
+      resources: r.resources.filter((x) => x !== 'scopes/status'),
+    }));
+    role.rules = role.rules.filter((r: { resources: string[] }) => r.resources.length > 0);
+    await ok(admin, ['replace', '-f', '-'], JSON.stringify(role));
+    // kubectl patch would GET first: the PATCH itself, as the operator sends it.
+    const patch = await rawApi(plane).call(
+      'PATCH',
+      `/apis/platform.nrn.dev/v1alpha1/namespaces/${ns}/scopes/api/status`,
+      { status: { observedRetry: 'x' } },
+      { Authorization: `Bearer ${token}`, 'Content-Type': 'application/merge-patch+json' },
+    );
+    expect(patch.status).toBe(403);
+    expect(patch.json).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      code: 403,
+      details: { name: 'api', group: 'platform.nrn.dev', kind: 'scopes' },
+      message: `scopes.platform.nrn.dev "api" is forbidden: User "system:serviceaccount:nrn-system:nrn-operator" cannot patch resource "scopes/status" in API group "platform.nrn.dev" in the namespace "${ns}"`,
+    });
+    // The operator meets the same refusal on the next scope it reconciles.
+    await ok(admin, ['apply', '-f', '-'], scopeYaml(ns, 'worker', 7));
+    const refused = await operator?.waitForLog(
+      (l: LogLine) => JSON.stringify(l).includes('cannot patch resource \\"scopes/status\\"'),
+      30_000,
+    );
+    expect(JSON.stringify(refused)).toContain('is forbidden');
+  });
+});
