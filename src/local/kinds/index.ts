@@ -9,17 +9,41 @@ import { apiVersionOf, type ResourceType } from '../resource-type.js';
 import { clusterRoleStrategy } from './clusterrole.js';
 import { clusterRoleBindingStrategy } from './clusterrolebinding.js';
 import { configMapStrategy } from './configmap.js';
+import { cronJobStrategy } from './cronjob.js';
 import { customResourceDefinitionStrategy } from './customresourcedefinition.js';
+import { daemonSetStrategy } from './daemonset.js';
+import { deploymentStrategy } from './deployment.js';
+import { endpointsStrategy } from './endpoints.js';
+import { endpointSliceStrategy } from './endpointslice.js';
 import { eventStrategy, eventsV1EventStrategy } from './event.js';
+import { horizontalPodAutoscalerStrategy } from './horizontalpodautoscaler.js';
+import { ingressStrategy } from './ingress.js';
+import { ingressClassStrategy } from './ingressclass.js';
+import { jobStrategy } from './job.js';
 import { leaseStrategy } from './lease.js';
 import { limitRangeStrategy } from './limitrange.js';
 import { namespaceStrategy } from './namespace.js';
+import { networkPolicyStrategy } from './networkpolicy.js';
+import { nodeStrategy } from './node.js';
+import { persistentVolumeStrategy } from './persistentvolume.js';
+import { persistentVolumeClaimStrategy } from './persistentvolumeclaim.js';
+import { podStrategy } from './pod.js';
+import { podDisruptionBudgetStrategy } from './poddisruptionbudget.js';
+import { podTemplateStrategy } from './podtemplate.js';
+import { replicaSetStrategy } from './replicaset.js';
+import { replicationControllerStrategy } from './replicationcontroller.js';
 import { resourceQuotaStrategy } from './resourcequota.js';
 import { roleStrategy } from './role.js';
 import { roleBindingStrategy } from './rolebinding.js';
 import { secretStrategy } from './secret.js';
+import { serviceStrategy } from './service.js';
 import { serviceAccountStrategy } from './serviceaccount.js';
+import { statefulSetStrategy } from './statefulset.js';
 import type { KindStrategy, SubresourceStrategy } from './strategy.js';
+import {
+  mutatingWebhookConfigurationStrategy,
+  validatingWebhookConfigurationStrategy,
+} from './webhookconfiguration.js';
 
 /** In the order discovery and start-up meet them. */
 export const BUILTIN_STRATEGIES: readonly KindStrategy[] = [
@@ -38,6 +62,29 @@ export const BUILTIN_STRATEGIES: readonly KindStrategy[] = [
   clusterRoleBindingStrategy,
   roleStrategy,
   roleBindingStrategy,
+  // Stored only, no controller acts on them (ADR 0003); their schemas are builtin-schemas/'s.
+  podStrategy,
+  serviceStrategy,
+  endpointsStrategy,
+  persistentVolumeClaimStrategy,
+  persistentVolumeStrategy,
+  replicationControllerStrategy,
+  podTemplateStrategy,
+  nodeStrategy,
+  deploymentStrategy,
+  statefulSetStrategy,
+  daemonSetStrategy,
+  replicaSetStrategy,
+  jobStrategy,
+  cronJobStrategy,
+  horizontalPodAutoscalerStrategy,
+  networkPolicyStrategy,
+  ingressStrategy,
+  ingressClassStrategy,
+  podDisruptionBudgetStrategy,
+  validatingWebhookConfigurationStrategy,
+  mutatingWebhookConfigurationStrategy,
+  endpointSliceStrategy,
 ];
 
 // By the type object itself: each built-in type is made once, by its strategy, and the registry

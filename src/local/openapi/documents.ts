@@ -3,7 +3,13 @@
 // `/openapi/v2`, with the same schemas and operations (kind-schemas.ts, operations.ts) written
 // the way each version spells them.
 import type { ResourceType } from '../resource-type.js';
-import { definitionName, kindSchema, listDefinitionName, listSchema } from './kind-schemas.js';
+import {
+  definitionName,
+  kindSchema,
+  listDefinitionName,
+  listSchema,
+  officialDefinitions,
+} from './kind-schemas.js';
 import { metaDefinitions, type OpenApiVersion, refTo } from './meta-schemas.js';
 import { type Operation, type Parameter, PRODUCES, pathsOf } from './operations.js';
 
@@ -23,6 +29,9 @@ function definitionsOf(
 ): Record<string, Schema> {
   const definitions: Record<string, Schema> = metaDefinitions(version);
   for (const t of types) {
+    // What a stored built-in kind references (PodSpec...); apimachinery's own stay meta's.
+    for (const [name, schema] of Object.entries(officialDefinitions(t, version)))
+      definitions[name] ??= schema;
     definitions[definitionName(t)] = kindSchema(t, version);
     definitions[listDefinitionName(t)] = listSchema(t, version);
   }

@@ -3,8 +3,11 @@
 // it (pkg/controller/openapi/builder/builder.go, buildKubeNative): the structural part of the
 // schema, x-kubernetes-int-or-string unfolded (v3), converted for Swagger 2.0 (v2,
 // pkg/controller/openapi/v2/conversion.go), with `apiVersion`, `kind` and `metadata` (a $ref to
-// ObjectMeta) added at the root and in embedded resources. Built-in kinds are schemaless here.
-import type { ResourceType } from '../resource-type.js';
+// ObjectMeta) added at the root and in embedded resources. The built-in kinds stored as plain
+// objects (Pod, Deployment...) publish their official definitions (builtin-schemas/); the
+// others are schemaless here.
+import { builtinOpenApiDefinitions } from '../builtin-schemas/index.js';
+import { apiVersionOf, type ResourceType } from '../resource-type.js';
 import {
   LIST_META,
   METADATA_DESCRIPTION,
@@ -50,13 +53,17 @@ const metadataField = (version: OpenApiVersion): Schema => ({
 });
 
 /**
- * Built-in kinds have no schema here. In v3 they are open objects with TypeMeta and ObjectMeta
+ * A stored built-in kind's official definition, with its GVK as kube-openapi writes it. The
+ * other built-in kinds have no schema here. In v3 they are open objects with TypeMeta and ObjectMeta
  * (`kubectl explain` shows them; kubectl's client-side apply finds metadata's merge keys). In v2
  * they carry no x-kubernetes-group-version-kind: kubectl then finds no model for them and uses
  * the types compiled into it, which are right, where a model of three fields would make it
  * refuse every other field of a `kind: List` item, and fail to compute an apply patch.
  */
 function builtinSchema(t: ResourceType, version: OpenApiVersion): Schema {
+  const official = officialDefinitions(t, version);
+  const name = definitionName(t);
+  if (official[name] !== undefined) return { ...official[name], [GVK]: gvkOf(t) };
   const description = `${t.kind} (served by the local control plane; its schema is not described here).`;
   if (version === 'v2') return { description, type: 'object' };
   return {
@@ -66,6 +73,20 @@ function builtinSchema(t: ResourceType, version: OpenApiVersion): Schema {
     [PRESERVE]: true,
     [GVK]: gvkOf(t),
   };
+}
+
+/**
+ * A stored built-in kind's official definitions (builtin-schemas/): its own and every one it
+ * references; none for the kinds served without one.
+ */
+export function officialDefinitions(
+  t: ResourceType,
+  version: OpenApiVersion,
+): Record<string, Schema> {
+  if (t.custom) return {};
+  return builtinOpenApiDefinitions(apiVersionOf(t), t.kind, version === 'v2', (name) =>
+    refTo(version, name),
+  );
 }
 
 /** A kind's schema, as the document of `version` publishes it. */
