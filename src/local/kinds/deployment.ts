@@ -1,7 +1,7 @@
 // Deployment (apps/v1): stored with its official schema, defaulted as pkg/apis/apps/v1/defaults.go
 // (SetDefaults_Deployment) and checked as ValidateDeployment's first rules. No controller runs
 // here: no ReplicaSet is made, and its status stays as written (ADR 0003).
-import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
+import { byKey, STRUCT } from '../patch/field-types.js';
 import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
 import { isJson, notSupported, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -28,7 +28,7 @@ const type = withSchema(
 
 export const deploymentStrategy: KindStrategy = {
   type,
-  fieldTypes: { ...fieldTypes, 'spec.selector.matchExpressions': ATOMIC },
+  fieldTypes,
   prepare(object) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'replicas', 1);

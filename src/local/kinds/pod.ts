@@ -2,7 +2,7 @@
 // SetDefaults_PodSpec; its status starts Pending (PrepareForCreate). No scheduler or kubelet
 // runs here: a pod is never bound, never runs, and is deleted at once (unscheduled pods skip
 // graceful deletion in kube-apiserver too).
-import { ATOMIC, byKey, MAP, STRUCT } from '../patch/field-types.js';
+import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { defaultPodSpec, podSpecCauses, podSpecFieldTypes } from './pod-spec.js';
 import { isJson, itemsOf, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -27,7 +27,7 @@ const type = withSchema(
 
 export const podStrategy: KindStrategy = {
   type,
-  fieldTypes: { ...fieldTypes, 'spec.nodeSelector': MAP },
+  fieldTypes,
   selectableFields: {
     'spec.nodeName': (o) => String((o.spec as { nodeName?: string } | undefined)?.nodeName ?? ''),
     'spec.restartPolicy': (o) =>
