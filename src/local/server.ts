@@ -156,13 +156,13 @@ export class ApiServer {
       res.end('ok');
       return;
     }
-    const attributes = this.options.access.admit(req, url.pathname, url.searchParams);
+    const admitted = this.options.access.admit(req, url.pathname, url.searchParams);
     if (path === '/metrics') {
       res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
       res.end(await this.metrics.registry.metrics());
       return;
     }
-    if (await this.options.access.serve(req, res, attributes)) return;
+    if (await this.options.access.serve(req, res, admitted)) return;
     const segments = path
       .split('/')
       .filter((s) => s !== '')
