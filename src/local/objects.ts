@@ -206,12 +206,14 @@ export class Objects {
   // --- writes -----------------------------------------------------------------------------
 
   create(type: ResourceType, namespace: string, body: unknown, options: WriteOptions): Written {
-    return this.createObject(
-      type,
-      namespace,
-      this.decodeBody(type, namespace, body, options, 'create'),
-      options,
-    );
+    const object = this.decodeBody(type, namespace, body, options, 'create');
+    const version = object.metadata.resourceVersion;
+    if (version !== undefined && version !== '' && version !== '0') {
+      // The etcd3 store's plain error (store.go Create), which the handler turns into a 500
+      // with no reason: what `kubectl create -f` of an exported object meets.
+      throw new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+    }
+    return this.createObject(type, namespace, object, options);
   }
 
   /** A create of an object already decoded; `managedFields` when apply computed them. */
@@ -293,7 +295,8 @@ export class Objects {
     const wanted = incoming.metadata.resourceVersion;
     if (wanted === undefined || wanted === '') {
       if (type.custom) {
-        throw invalid(type, name, [
+        // The generic store names the resource where a kind would be (Store.Update).
+        throw invalid({ kind: type.resource, group: type.group }, name, [
           {
             reason: 'FieldValueInvalid',
             field: 'metadata.resourceVersion',
@@ -507,6 +510,7 @@ export class Objects {
       dryRun: options.dryRun,
       warnings: [],
     };
+    if (old.metadata.deletionTimestamp !== undefined) strategyOf(type)?.deleteAgain?.(old);
     const finalizers = [...(old.metadata.finalizers ?? [])];
     if (options.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion')) {
       finalizers.push('foregroundDeletion');

@@ -77,7 +77,9 @@ export type StatusReason =
   | 'Expired'
   | 'InternalError'
   | 'ServiceUnavailable'
-  | 'Timeout';
+  | 'Timeout'
+  /** StatusReasonUnknown: what an error that is no Status becomes (responsewriters). */
+  | '';
 
 /** An error the API answers with: it carries the `Status` body the client receives. */
 export class ApiError extends Error {
@@ -98,7 +100,8 @@ export class ApiError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      // metav1.Status.Reason is omitempty: StatusReasonUnknown ("") is left out.
+      ...(this.reason !== '' ? { reason: this.reason } : {}),
       ...(this.details ? { details: omitEmpty(this.details) } : {}),
       code: this.code,
     };

@@ -8,6 +8,9 @@ import { ApiError, type KubeObject } from '../types.js';
 import { NAMESPACE_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
+/** The label kube-apiserver gives every namespace: its own name. */
+export const NAME_LABEL = 'kubernetes.io/metadata.name';
+
 export const NAMESPACE_TYPE = builtinType('', 'v1', 'Namespace', 'namespaces', {
   namespaced: false,
   shortNames: ['ns'],
@@ -63,6 +66,10 @@ export const namespaceStrategy: KindStrategy = {
         : ((old.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []);
     ns.spec = { ...((ns.spec as object | undefined) ?? {}), finalizers };
     if (old === undefined) ns.status = { phase: 'Active' };
+    // SetDefaults_Namespace, on every write: selectors (NetworkPolicy's namespaceSelector) can
+    // then name a namespace by its name.
+    const name = ns.metadata.name;
+    if (name) ns.metadata.labels = { ...ns.metadata.labels, [NAME_LABEL]: name };
   },
   subresources: {
     // `finalize` exists on namespaces only: the one way to change spec.finalizers.
@@ -80,6 +87,17 @@ export const namespaceStrategy: KindStrategy = {
   },
   // A namespace also waits for spec.finalizers, which the namespace controller lifts.
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
+  // The namespace registry's Delete, asked again while the controller empties it.
+  deleteAgain(ns) {
+    if (specFinalizers(ns).length === 0) return;
+    const name = ns.metadata.name ?? '';
+    throw new ApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on namespaces "${name}": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.`,
+      { name, kind: 'namespaces' },
+    );
+  },
   protobuf: namespaceMessage,
   table: NAMESPACE_TABLE,
   returnsDeletedObject: true,

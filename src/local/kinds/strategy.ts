@@ -58,6 +58,8 @@ export interface KindStrategy {
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /** What a delete that has to wait (for finalizers) changes on the object it keeps. */
   readonly beginDelete?: (object: KubeObject) => void;
+  /** A DELETE of an object already being deleted: throws an ApiError to refuse it. */
+  readonly deleteAgain?: (object: KubeObject) => void;
   /** Whether something besides metadata.finalizers keeps an object being deleted. */
   readonly holdsDeletion?: (object: KubeObject) => boolean;
   /**
