@@ -250,6 +250,87 @@ describe('enforcement', () => {
   });
 });
 
+describe('escalation prevention', () => {
+  it('lets a user grant only what it holds, unless it may escalate or bind', async () => {
+    // Runs after 'enforcement': jane may list configmaps in ns (Role cm-reader).
+    await ok([
+      'create',
+      'role',
+      'rbac-writer',
+      '--verb=create',
+      '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io',
+      '-n',
+      ns,
+    ]);
+    await ok([
+      'create',
+      'rolebinding',
+      'jane-rbac-writer',
+      '--role=rbac-writer',
+      '--user=jane',
+      '-n',
+      ns,
+    ]);
+    const asJane = (path: string, body: object) =>
+      raw.call('POST', path, body, { Authorization: `Bearer ${jane.token}` });
+    const role = (name: string, resources: string[]) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name },
+      rules: [{ apiGroups: [''], resources, verbs: ['list', 'get'] }],
+    });
+    const roles = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`;
+    const held = await asJane(roles, {
+      ...role('held', ['configmaps']),
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }],
+    });
+    expect(held.status).toBe(201);
+    const more = await asJane(roles, role('more', ['configmaps', 'secrets']));
+    expect(more.status).toBe(403);
+    expect(more.json.message).toBe(
+      'roles.rbac.authorization.k8s.io "more" is forbidden: user "jane" (groups=["dev" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n' +
+        '{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}\n{APIGroups:[""], Resources:["secrets"], Verbs:["list" "get"]}' +
+        // The RoleBinding left dangling above: ConfirmNoEscalation names what it could not read.
+        '; resolution errors: [role.rbac.authorization.k8s.io "missing" not found]',
+    );
+    const bindings = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`;
+    const binding = (name: string, kind: string, roleName: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: roleName },
+      subjects: [{ kind: 'User', name: 'joe' }],
+    });
+    expect((await asJane(bindings, binding('joe-cm', 'Role', 'held'))).status).toBe(201);
+    const edit = await asJane(bindings, binding('joe-edit', 'ClusterRole', 'edit'));
+    expect(edit.status).toBe(403);
+    expect(edit.json.message).toMatch(
+      /^rolebindings.rbac.authorization.k8s.io "joe-edit" is forbidden: user "jane" \(groups=\["dev" "system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n/,
+    );
+    // With the bind verb on that ClusterRole, the binding is hers to make.
+    await ok([
+      'create',
+      'role',
+      'bind-edit',
+      '--verb=bind',
+      '--resource=clusterroles.rbac.authorization.k8s.io',
+      '--resource-name=edit',
+      '-n',
+      ns,
+    ]);
+    await ok([
+      'create',
+      'rolebinding',
+      'jane-bind-edit',
+      '--role=bind-edit',
+      '--user=jane',
+      '-n',
+      ns,
+    ]);
+    expect((await asJane(bindings, binding('joe-edit', 'ClusterRole', 'edit'))).status).toBe(201);
+  });
+});
+
 describe('service account tokens', () => {
   it('issues a token with kubectl create token that authenticates as the account, until it is deleted', async () => {
     await ok(['create', 'serviceaccount', 'robot', '-n', ns]);

@@ -26,6 +26,7 @@ import {
   type UserInfo,
 } from './attributes.js';
 import { API_AUDIENCES, Authenticator } from './authenticator.js';
+import { enterRequest } from './escalation.js';
 import { impersonated } from './impersonation.js';
 import { MASTERS, RbacAuthorizer } from './rbac.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
@@ -89,9 +90,13 @@ export class AccessControl {
     };
     // The privileged group is allowed everything: its requests (the admin's, every write of
     // the benchmark) skip reading the URL into attributes.
-    if (user.groups.includes(MASTERS)) return admitted;
+    if (user.groups.includes(MASTERS)) {
+      enterRequest(undefined, this.authorizer);
+      return admitted;
+    }
     const decision = authorize(admitted.attributes());
     if (!decision.allowed) throw forbidden(admitted.attributes(), decision.reason);
+    enterRequest(admitted.attributes(), this.authorizer);
     return admitted;
   }
 

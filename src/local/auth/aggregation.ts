@@ -7,6 +7,7 @@ import type { Objects } from '../objects.js';
 import { storageKeyOf } from '../resource-type.js';
 import { parseLabelSelector } from '../selectors.js';
 import type { KubeObject } from '../types.js';
+import { asSystem } from './escalation.js';
 
 const KEY = storageKeyOf(CLUSTER_ROLE_TYPE);
 const MANAGER = 'clusterrole-aggregation-controller';
@@ -37,7 +38,10 @@ export class ClusterRoleAggregator {
     if (this.stopped || this.timer !== undefined) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.running = this.running.then(() => this.sync());
+      // Its writes are the controller's own, not those of the request whose change woke it.
+      asSystem(() => {
+        this.running = this.running.then(() => this.sync());
+      });
     }, 0);
   }
 

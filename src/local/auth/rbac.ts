@@ -84,6 +84,11 @@ export class RbacAuthorizer {
     };
   }
 
+  /** GetRoleReferenceRules: the rules of the role a binding refers to, if it exists. */
+  roleRules(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
+    return this.current().roleRules(kind, name, namespace);
+  }
+
   /** Every rule binding the user in a namespace (SelfSubjectRulesReview), and what failed. */
   rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
     const rules: PolicyRule[] = [];
@@ -131,6 +136,11 @@ class Snapshot {
       list.push(binding);
       this.bindings.set(binding.namespace, list);
     }
+  }
+
+  roleRules(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
+    if (kind === 'ClusterRole') return this.clusterRoles.get(name);
+    return kind === 'Role' ? this.roles.get(`${namespace}/${name}`) : undefined;
   }
 
   /** VisitRulesFor; the visitor returns false to stop. */

@@ -1,6 +1,7 @@
 // ClusterRole (rbac.authorization.k8s.io/v1): rules, or an aggregationRule whose rules the
 // aggregation controller (auth/aggregation.ts) fills in; checked as ValidateClusterRole does.
 
+import { confirmRoleWrite } from '../auth/escalation.js';
 import { invalid } from '../meta.js';
 import { ATOMIC, STRUCT } from '../patch/field-types.js';
 import type { StatusCause } from '../types.js';
@@ -20,6 +21,13 @@ export const clusterRoleStrategy: KindStrategy = {
     'aggregationRule.clusterRoleSelectors': ATOMIC,
   },
   prepare(object) {
+    // policybased storage: who writes a role must hold its rules (or the escalate verb).
+    confirmRoleWrite(
+      'clusterroles',
+      object.metadata.name ?? '',
+      object.rules,
+      object.aggregationRule !== undefined && object.aggregationRule !== null,
+    );
     const causes: StatusCause[] = ruleCauses(object.rules, false);
     const rule = object.aggregationRule as { clusterRoleSelectors?: unknown } | null | undefined;
     if (rule !== undefined && rule !== null) {
