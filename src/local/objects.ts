@@ -257,7 +257,8 @@ export class Objects {
     Object.assign(meta, {
       uid: newUid(),
       creationTimestamp: timestamp(now),
-      generation: 1,
+      // Only kinds whose strategy counts generations set it; a ConfigMap keeps what was sent.
+      ...(tracksGeneration(type) ? { generation: 1 } : {}),
     });
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -465,7 +466,7 @@ export class Objects {
       next.metadata = metadata;
       this.validateSchema(type, next);
     }
-    if (specPart(next) !== specPart(old))
+    if (tracksGeneration(type) && specPart(next) !== specPart(old))
       next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     if (!managedAlready) {
       next = recordUpdate(old, next, managerOf(options), {
@@ -900,4 +901,13 @@ function decodeContinue(token: string): string {
     // falls through to the error below
   }
   throw badRequest('continue key is not valid: illegal base64 data or malformed token');
+}
+
+/**
+ * Whether writes count `metadata.generation`: custom resources do, and built-in kinds whose
+ * strategy sets it in PrepareForCreate/Update (Deployment, CRD...); ConfigMap, Secret,
+ * Namespace, Event... have none.
+ */
+function tracksGeneration(type: ResourceType): boolean {
+  return type.custom || strategyOf(type)?.countsGeneration === true;
 }

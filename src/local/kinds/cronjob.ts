@@ -25,6 +25,7 @@ const type = withSchema(
 );
 
 export const cronJobStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes,
   prepare(object) {

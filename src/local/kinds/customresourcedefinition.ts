@@ -816,6 +816,7 @@ function prepareCrd(crd: KubeObject, old: KubeObject | undefined): void {
 }
 
 export const customResourceDefinitionStrategy: KindStrategy = {
+  countsGeneration: true,
   type: CRD_TYPE,
   prepare: prepareCrd,
 };

@@ -7,6 +7,7 @@ import { builtinType, type KindStrategy } from './strategy.js';
 const fieldTypes = { endpoints: ATOMIC, ports: ATOMIC };
 
 export const endpointSliceStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices'),
     fieldTypes,

@@ -13,6 +13,7 @@ const fieldTypes = {
 };
 
 export const horizontalPodAutoscalerStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     {
       ...builtinType('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', {

@@ -13,6 +13,7 @@ const fieldTypes = {
 };
 
 export const ingressStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType('networking.k8s.io', 'v1', 'Ingress', 'ingresses', {
       shortNames: ['ing'],

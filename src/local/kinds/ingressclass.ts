@@ -6,6 +6,7 @@ import { builtinType, type KindStrategy } from './strategy.js';
 const fieldTypes = { spec: STRUCT };
 
 export const ingressClassStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType('networking.k8s.io', 'v1', 'IngressClass', 'ingressclasses', { namespaced: false }),
     fieldTypes,

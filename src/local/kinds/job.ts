@@ -39,6 +39,7 @@ export function defaultJobSpec(spec: Record<string, unknown>): void {
 }
 
 export const jobStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes: JOB_FIELD_TYPES,
   prepare(object, old) {

@@ -14,6 +14,7 @@ const fieldTypes = {
 };
 
 export const networkPolicyStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', {
       shortNames: ['netpol'],

@@ -14,6 +14,7 @@ const fieldTypes = {
 };
 
 export const podDisruptionBudgetStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', {
       shortNames: ['pdb'],

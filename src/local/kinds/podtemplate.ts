@@ -10,6 +10,7 @@ const fieldTypes = { template: STRUCT, ...podTemplateFieldTypes('template') };
 const type = withSchema(builtinType('', 'v1', 'PodTemplate', 'podtemplates'), fieldTypes);
 
 export const podTemplateStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes,
   prepare(object) {

@@ -26,6 +26,7 @@ const type = withSchema(
 );
 
 export const replicaSetStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes,
   prepare(object) {

@@ -27,6 +27,7 @@ const type = withSchema(
 );
 
 export const replicationControllerStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes,
   prepare(object) {

@@ -27,6 +27,7 @@ const type = withSchema(
 );
 
 export const statefulSetStrategy: KindStrategy = {
+  countsGeneration: true,
   type,
   fieldTypes,
   prepare(object) {

@@ -58,6 +58,11 @@ export interface KindStrategy {
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /** What a delete that has to wait (for finalizers) changes on the object it keeps. */
   readonly beginDelete?: (object: KubeObject) => void;
+  /**
+   * Its strategy sets `metadata.generation` to 1 on create and bumps it when anything but
+   * metadata and status changes (Deployment, CRD...); without, the server leaves it alone.
+   */
+  readonly countsGeneration?: boolean;
   /** A DELETE of an object already being deleted: throws an ApiError to refuse it. */
   readonly deleteAgain?: (object: KubeObject) => void;
   /** Whether something besides metadata.finalizers keeps an object being deleted. */

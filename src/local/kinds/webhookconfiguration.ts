@@ -22,6 +22,7 @@ function defaultWebhooks(object: Record<string, unknown>, mutating: boolean): vo
 }
 
 export const validatingWebhookConfigurationStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType(
       'admissionregistration.k8s.io',
@@ -37,6 +38,7 @@ export const validatingWebhookConfigurationStrategy: KindStrategy = {
 };
 
 export const mutatingWebhookConfigurationStrategy: KindStrategy = {
+  countsGeneration: true,
   type: withSchema(
     builtinType(
       'admissionregistration.k8s.io',
