@@ -159,6 +159,7 @@ export class Objects {
     const selectable = strategyOf(type)?.selectableFields;
     const fields = parseFieldSelector(options.fieldSelector ?? '', selectable, {
       clusterScoped: !type.namespaced,
+      defaultConversion: !type.custom && selectable === undefined,
     });
     return (object) => labels(object.metadata.labels) && fields(object);
   }

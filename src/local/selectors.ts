@@ -515,6 +515,11 @@ export interface FieldSelectorOptions {
    * field label conversion refuses it); built-in kinds and namespaced resources do.
    */
   clusterScoped?: boolean;
+  /**
+   * A built-in kind that registers no field label conversion (ConfigMap, ServiceAccount...):
+   * an unknown label gets runtime.DefaultMetaV1FieldSelectorConversion's words.
+   */
+  defaultConversion?: boolean;
 }
 
 /**
@@ -546,7 +551,13 @@ export function parseFieldSelector(
 
   const getters = terms.map((term) => {
     const getter = fieldGetter(term.field, extraFields, options);
-    if (getter === undefined) throw badRequest(`field label not supported: ${term.field}`);
+    if (getter === undefined) {
+      throw badRequest(
+        options.defaultConversion === true
+          ? `${JSON.stringify(term.field)} is not a known field selector: only "metadata.name", "metadata.namespace"`
+          : `field label not supported: ${term.field}`,
+      );
+    }
     return getter;
   });
   return (object) =>

@@ -321,11 +321,11 @@ describe('CoreV1Api (core_v1.py)', () => {
     expect(second.metadata.continue ?? undefined).toBeUndefined();
   });
 
-  // Difference (src/local/selectors.ts): ConfigMap registers no field label conversion, so
+  // src/local/selectors.ts: ConfigMap registers no field label conversion, so
   // kube-apiserver answers with runtime.DefaultMetaV1FieldSelectorConversion's words
   // (apimachinery/pkg/runtime/conversion.go); "field label not supported: ..." is the text of
   // the kinds that register one (Event, Secret, Namespace... in pkg/apis/core/v1/conversion.go).
-  pyIt.fails('refuses a field ConfigMaps cannot be selected by, in kube-apiserver words', () => {
+  pyIt('refuses a field ConfigMaps cannot be selected by, in kube-apiserver words', () => {
     expect(status(s, 'list unknown field')).toMatchObject({
       reason: 'BadRequest',
       code: 400,
