@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('RBAC kinds', () => {
-  it('serves the bootstrap cluster roles and bindings, and kubectl applies deploy/rbac.yaml', async () => {
+  it('serves the bootstrap cluster roles and bindings, and kubectl apply -k deploy/ stores them', async () => {
     const roles = await ok(['get', 'clusterroles', '-o', 'name']);
     for (const name of [
       'cluster-admin',
@@ -66,10 +66,26 @@ describe('RBAC kinds', () => {
     expect(admin.subjects).toEqual([
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' },
     ]);
-    await ok(['create', 'namespace', 'nrn-system']);
-    const applied = await ok(['apply', '-f', join(import.meta.dirname, '../../deploy/rbac.yaml')]);
-    expect(applied).toContain('clusterrole.rbac.authorization.k8s.io/nrn-operator created');
-    expect(applied).toContain('rolebinding.rbac.authorization.k8s.io/nrn-operator created');
+    const applied = await ok(['apply', '-k', join(import.meta.dirname, '../../deploy')]);
+    for (const line of [
+      'namespace/nrn-system created',
+      'serviceaccount/nrn-operator created',
+      'role.rbac.authorization.k8s.io/nrn-operator created',
+      'clusterrole.rbac.authorization.k8s.io/nrn-operator created',
+      'rolebinding.rbac.authorization.k8s.io/nrn-operator created',
+      'clusterrolebinding.rbac.authorization.k8s.io/nrn-operator created',
+    ]) {
+      expect(applied).toContain(line);
+    }
+    const stored = parse(
+      await ok(['get', 'role', 'nrn-operator', '-n', 'nrn-system', '-o', 'yaml']),
+    );
+    expect(stored.rules[0]).toEqual({
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: ['nrn-operator'],
+      verbs: ['get', 'update'],
+    });
   });
 
   it('refuses what ValidateRole and ValidateRoleBinding refuse, in their words', async () => {
