@@ -1,7 +1,7 @@
 // The resource types the local control plane serves: the built-in kinds (each its strategy's,
 // kinds/), and every kind a registered CustomResourceDefinition defines. Answers discovery from
 // the same table.
-import { BUILTIN_STRATEGIES } from './kinds/index.js';
+import { BUILTIN_STRATEGIES, strategyOf } from './kinds/index.js';
 import { type ResourceType, storageKeyOf, storageVersionHashOf } from './resource-type.js';
 import type { PrinterColumn } from './table.js';
 import { ApiError, type KubeObject } from './types.js';
@@ -168,25 +168,32 @@ export class Registry {
     const resources = types
       .sort((a, b) => (a.resource < b.resource ? -1 : 1))
       .flatMap((t) => {
+        const strategy = strategyOf(t);
         const main = {
           name: t.resource,
           singularName: t.singular,
           namespaced: t.namespaced,
           kind: t.kind,
-          verbs: VERBS,
+          verbs: strategy?.noDeleteCollection
+            ? VERBS.filter((v) => v !== 'deletecollection')
+            : VERBS,
           ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
           ...(t.categories.length > 0 ? { categories: t.categories } : {}),
           storageVersionHash: storageVersionHashOf(t),
         };
-        if (!t.hasStatus) return [main];
-        const status = {
-          name: `${t.resource}/status`,
+        const subresource = (name: string, verbs: string[]) => ({
+          name: `${t.resource}/${name}`,
           singularName: '',
           namespaced: t.namespaced,
           kind: t.kind,
-          verbs: ['get', 'patch', 'update'],
-        };
-        return [main, status];
+          verbs,
+        });
+        // A kind's own subresources (namespaces/finalize) take PUT only.
+        const own = Object.keys(strategy?.subresources ?? {}).map((name) =>
+          subresource(name, ['update']),
+        );
+        const status = t.hasStatus ? [subresource('status', ['get', 'patch', 'update'])] : [];
+        return [main, ...[...own, ...status].sort((a, b) => (a.name < b.name ? -1 : 1))];
       });
     return {
       kind: 'APIResourceList',

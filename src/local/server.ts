@@ -443,6 +443,7 @@ export class ApiServer {
     route: Route,
     q: URLSearchParams,
   ): Promise<void> {
+    if (strategyOf(route.type)?.noDeleteCollection) throw methodNotAllowed('DELETE');
     const options = await deleteRequestOptions(req, q);
     versionOptions(q, false, route.type);
     const listed = this.objects.list(route.type, route.namespace, listOptions(q));

@@ -864,11 +864,10 @@ describe('kubernetes.dynamic.DynamicClient (dynamic_client.py)', () => {
     expect(value(s, 'search by short name')).toContain('Scope');
   });
 
-  // Difference (src/local/registry.ts, the kinds' discovery entries): kube-apiserver's
-  // namespaces storage has no DeleteCollection, so discovery lists no deletecollection verb
-  // for namespaces; and the finalize subresource it serves is listed (namespaces/finalize,
-  // verbs [update]). Here namespaces list deletecollection, and finalize, though served, is not.
-  pyIt.fails('discovers namespaces as kube-apiserver lists them', () => {
+  // src/local/registry.ts, the kinds' discovery entries: kube-apiserver's namespaces storage has
+  // no DeleteCollection, so discovery lists no deletecollection verb for namespaces; and the
+  // finalize subresource it serves is listed (namespaces/finalize, verbs [update]).
+  pyIt('discovers namespaces as kube-apiserver lists them', () => {
     const namespaces = value(s, 'discover v1 Namespace');
     expect(namespaces.verbs).toEqual([
       'create',

@@ -87,6 +87,7 @@ export const namespaceStrategy: KindStrategy = {
   },
   // A namespace also waits for spec.finalizers, which the namespace controller lifts.
   holdsDeletion: (ns) => specFinalizers(ns).length > 0,
+  noDeleteCollection: true,
   // The namespace registry's Delete, asked again while the controller empties it.
   deleteAgain(ns) {
     if (specFinalizers(ns).length === 0) return;

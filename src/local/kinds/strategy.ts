@@ -63,6 +63,8 @@ export interface KindStrategy {
    * metadata and status changes (Deployment, CRD...); without, the server leaves it alone.
    */
   readonly countsGeneration?: boolean;
+  /** Its registry has no DeleteCollection (namespaces): no such verb, a 405. */
+  readonly noDeleteCollection?: boolean;
   /** A DELETE of an object already being deleted: throws an ApiError to refuse it. */
   readonly deleteAgain?: (object: KubeObject) => void;
   /** Whether something besides metadata.finalizers keeps an object being deleted. */
