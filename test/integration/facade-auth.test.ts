@@ -26,7 +26,7 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
   let clusterClosed = false;
   const appId = 100_000 + Math.floor(Math.random() * 800_000);
 
-  // A user the local control plane knows but does not let do anything (it has no RBAC).
+  // A user the local control plane knows but whom no RBAC binding lets do anything.
   const viewer = {
     token: `viewer-${Math.random().toString(36).slice(2)}-token`,
     username: 'jane',
