@@ -6,6 +6,7 @@
 
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { CRD_TYPE } from './kinds/customresourcedefinition.js';
 import { BANNED_OWNERS, strategyOf, subresourceOf } from './kinds/index.js';
 import { NAMESPACE_TYPE } from './kinds/namespace.js';
 import type { StrategyContext } from './kinds/strategy.js';
@@ -129,15 +130,30 @@ export class Objects {
   // --- reads ------------------------------------------------------------------------------
 
   /** Parses a stored object, presenting it in the version the client asked for. */
-  private decode(type: ResourceType, json: string): KubeObject {
-    const object = servedAs(type, JSON.parse(json) as KubeObject);
+  private decode(type: ResourceType, json: string, stale = false): KubeObject {
+    const parsed = JSON.parse(json) as KubeObject;
+    if (stale) return servedAs(type, this.asRead(type, parsed));
+    const object = servedAs(type, parsed);
     this.stored.set(object, json);
     return object;
   }
 
+  /**
+   * The revision before which a custom resource may be stored under an older schema of its
+   * CRD: the CRD's own last write. Such objects are read as apiextensions-apiserver reads them
+   * from etcd, pruned and defaulted by today's schema (defaults added by a CRD change appear on
+   * read, and are written back only by the next write). Undefined: nothing to redo.
+   */
+  private schemaSince(type: ResourceType): number | undefined {
+    if (!type.custom || type.schema === undefined) return undefined;
+    return this.store.get(storageKeyOf(CRD_TYPE), '', `${type.resource}.${type.group}`)?.revision;
+  }
+
   find(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
     const entry = this.store.get(storageKeyOf(type), type.namespaced ? namespace : '', name);
-    return entry === undefined ? undefined : this.decode(type, entry.json);
+    if (entry === undefined) return undefined;
+    const since = this.schemaSince(type);
+    return this.decode(type, entry.json, since !== undefined && entry.revision < since);
   }
 
   get(type: ResourceType, namespace: string, name: string): KubeObject {
@@ -170,6 +186,7 @@ export class Objects {
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
     const after = options.continue === undefined ? undefined : decodeContinue(options.continue);
     const resourceVersion = String(this.store.revision);
+    const since = this.schemaSince(type) ?? 0;
     const items: KubeObject[] = [];
     let remaining = 0;
     let more = false;
@@ -184,13 +201,13 @@ export class Objects {
         // Past the limit, what every selector takes is counted without being parsed; with a
         // selector, one more match is enough to know a next page exists.
         if (all) remaining++;
-        else if (matches(this.decode(type, entry.json))) {
+        else if (matches(this.decode(type, entry.json, entry.revision < since))) {
           more = true;
           break;
         }
         continue;
       }
-      const object = this.decode(type, entry.json);
+      const object = this.decode(type, entry.json, entry.revision < since);
       if (!matches(object)) continue;
       items.push(object);
       last = key;
