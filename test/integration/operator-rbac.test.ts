@@ -2,15 +2,15 @@
 // ServiceAccount's token, whose rights are exactly deploy/rbac.yaml's, against the local control
 // plane enforcing RBAC. It reconciles a scope to active with them alone; a right taken away
 // from the ClusterRole is refused by the API server (403), to the operator and to kubectl.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type ControlPlane, startControlPlane } from '../../src/local/index.js';
-import { kubeconfigYaml } from '../../src/local/kubeconfig.js';
 import { kubectlAt, uniqueName } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import { createOperatorIdentity, DEPLOY_NAMESPACE } from '../support/operator-identity.js';
 import {
   type LogLine,
   type OperatorProcess,
@@ -41,16 +41,18 @@ beforeAll(async () => {
   admin = kubectlAt(plane.kubeconfigPath);
   await ok(admin, ['apply', '-f', join(ROOT, 'crds')]);
   await ok(admin, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
-  for (const file of ['namespace.yaml', 'serviceaccount.yaml', 'rbac.yaml']) {
-    await ok(admin, ['apply', '-f', join(ROOT, 'deploy', file)]);
-  }
-  token = (await ok(admin, ['create', 'token', 'nrn-operator', '-n', 'nrn-system'])).trim();
-  const kubeconfig = join(dataDir, 'operator-kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(plane.url, token, plane.ca), { mode: 0o600 });
+  // deploy/'s namespace, ServiceAccount and RBAC as they are, and a token of the account.
+  const identity = await createOperatorIdentity(
+    plane.kubeconfigPath,
+    DEPLOY_NAMESPACE,
+    join(dataDir, 'operator-kubeconfig'),
+  );
+  token = identity.token;
+  const kubeconfig = identity.kubeconfigPath;
   asOperator = kubectlAt(kubeconfig);
   ns = uniqueName('operator-rbac');
   await ok(admin, ['create', 'namespace', ns]);
-  operator = startOperatorProcess(kubeconfig, 'nrn-system');
+  operator = startOperatorProcess(kubeconfig, DEPLOY_NAMESPACE);
 });
 
 afterAll(async () => {

@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Kube, Namespaces, Scopes } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { lifecycle, readUntil, sleep, untilCount } from '../support/wait.js';
 
 const log = silentLogger();
+const operatorLog = refusalLog();
 
 interface ScopeView {
   metadata: {
@@ -32,8 +34,10 @@ interface ScopeView {
 }
 
 describe('operator: scopes', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The operator's own client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let operatorKube: Kube;
   let operator: Operator;
   let ns: string;
   let opNs: string;
@@ -82,16 +86,20 @@ describe('operator: scopes', () => {
     scopeYaml(ns, name, app, { memoryGb: memory, storageGb: 10, extra });
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    opNs = uniqueName('operator-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    operatorKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: operatorLog.log,
+    });
     ns = uniqueName('operator-scope');
-    opNs = uniqueName('operator-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     operator = await startOperator({
-      kube,
-      log,
+      kube: operatorKube,
+      log: operatorLog.log,
       namespace: opNs,
       leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
     });
@@ -99,9 +107,12 @@ describe('operator: scopes', () => {
   });
   afterAll(async () => {
     expect(await operator?.stop()).toBe(true);
+    // Whatever the operator did, deploy/rbac.yaml allowed.
+    expect(operatorLog.refusals()).toEqual([]);
     if (cluster !== undefined && cluster.kind !== 'local') {
       await kubectl(cluster, ['delete', 'namespace', ns, opNs, '--wait=false']);
     }
+    operatorKube?.close();
     kube?.close();
     await cluster?.close();
   });

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { type LocalUser, startControlPlane } from '../../src/local/index.js';
+import { createOperatorIdentity } from './operator-identity.js';
 
 export interface TestCluster {
   /** What runs it: tests that need the local control plane itself skip elsewhere. */
@@ -19,22 +20,36 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
+/** A cluster startCluster gave: also the identity the operator under test acts as. */
+export interface StartedCluster extends TestCluster {
+  /**
+   * The operator's (and the facade's) kubeconfig: with `operatorNamespace`, a token of
+   * deploy/'s ServiceAccount bound there by deploy/rbac.yaml, on the clusters the suite starts
+   * (local control plane, k3s); on a KUBECONFIG cluster, which the suite does not own, the
+   * kubeconfig's own identity, as before.
+   */
+  readonly operatorKubeconfigPath: string;
+}
+
 export interface ClusterOptions {
   /** Users besides the admin, for the local control plane (elsewhere the cluster has its own). */
   readonly users?: readonly LocalUser[];
+  /** Where the test runs its operator: the namespace of the ServiceAccount it acts as. */
+  readonly operatorNamespace?: string;
 }
 
-export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
+export async function startCluster(options: ClusterOptions = {}): Promise<StartedCluster> {
   const external = process.env.KUBECONFIG;
   if (external !== undefined && external !== '') {
     return {
       kind: 'kubeconfig',
       kubeconfigPath: external,
+      operatorKubeconfigPath: external,
       settle: async () => {},
       close: async () => {},
     };
   }
-  if (process.env.NRN_TEST_K3S === '1') return startK3s();
+  if (process.env.NRN_TEST_K3S === '1') return startK3s(options);
   const dataDir = await mkdtemp(join(tmpdir(), 'nrn-local-'));
   const plane = await startControlPlane({
     dataDir,
@@ -42,18 +57,37 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     bookmarkIntervalMs: 1000,
     ...(options.users !== undefined ? { users: options.users } : {}),
   });
-  return {
-    kind: 'local',
-    kubeconfigPath: plane.kubeconfigPath,
-    settle: () => plane.idle(),
-    close: async () => {
-      await plane.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
+  const close = async () => {
+    await plane.close();
+    await rm(dataDir, { recursive: true, force: true });
   };
+  try {
+    return {
+      kind: 'local',
+      kubeconfigPath: plane.kubeconfigPath,
+      operatorKubeconfigPath: await operatorKubeconfig(plane.kubeconfigPath, dataDir, options),
+      settle: () => plane.idle(),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
-async function startK3s(): Promise<TestCluster> {
+/** The admin's kubeconfig, or with `operatorNamespace` one of the operator's own, in `dir`. */
+async function operatorKubeconfig(
+  adminKubeconfigPath: string,
+  dir: string,
+  { operatorNamespace }: ClusterOptions,
+): Promise<string> {
+  if (operatorNamespace === undefined) return adminKubeconfigPath;
+  const path = join(dir, 'operator-kubeconfig');
+  return (await createOperatorIdentity(adminKubeconfigPath, operatorNamespace, path))
+    .kubeconfigPath;
+}
+
+async function startK3s(options: ClusterOptions): Promise<StartedCluster> {
   const { K3sContainer } = await import('@testcontainers/k3s');
   const { writeFile } = await import('node:fs/promises');
   const container = await new K3sContainer('rancher/k3s:v1.32.3-k3s1').start();
@@ -63,6 +97,7 @@ async function startK3s(): Promise<TestCluster> {
   return {
     kind: 'k3s',
     kubeconfigPath,
+    operatorKubeconfigPath: await operatorKubeconfig(kubeconfigPath, dir, options),
     settle: async () => {},
     close: async () => {
       await container.stop();
