@@ -1011,11 +1011,10 @@ describe('Events (events.py)', () => {
     expect(listed('reportingComponent=py-reporter')).toEqual(['subject.2']);
   });
 
-  // Difference (src/local/kinds/event.ts; ADR 0003: built-in kinds are schemaless): kube-apiserver
-  // stores an Event through its Go type, so firstTimestamp and lastTimestamp (metav1.Time) come
-  // back in RFC 3339 to the second, in UTC with a Z, and eventTime (a MicroTime, not omitted
-  // when empty) as null. Here the times come back as the client sent them.
-  pyIt.fails('keeps Event times as kube-apiserver writes them', () => {
+  // src/local/kinds/event-times.ts: kube-apiserver stores an Event through its Go type, so
+  // firstTimestamp and lastTimestamp (metav1.Time) come back in RFC 3339 to the second, in UTC
+  // with a Z, and eventTime (a MicroTime, not omitted when empty) as null.
+  pyIt('keeps Event times as kube-apiserver writes them', () => {
     expect(value(s, 'read times')).toEqual({
       firstTimestamp: '2026-01-02T03:04:05Z',
       lastTimestamp: '2026-01-02T03:04:05Z',

@@ -8,6 +8,7 @@ import { MessageSpec, objectMeta, objectReference, one } from '../protobuf-messa
 import { convertedFieldLabels } from '../selectors.js';
 import type { KubeObject } from '../types.js';
 import { CORE_EVENT_API_VERSION, toCoreEvent, toEventsV1 } from './event-conversion.js';
+import { normaliseEvent } from './event-times.js';
 import { EVENT_TABLE, EVENTS_V1_EVENT_TABLE } from './printers.js';
 import { builtinType, type KindStrategy, type SelectableFields } from './strategy.js';
 
@@ -148,6 +149,7 @@ const eventsV1Message = new MessageSpec([
 
 export const eventStrategy: KindStrategy = {
   type: EVENT_TYPE,
+  prepare: normaliseEvent,
   selectableFields: CORE_FIELDS,
   fieldTypes: { involvedObject: STRUCT, source: STRUCT },
   bannedAsOwner: true,
