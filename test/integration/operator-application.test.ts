@@ -5,10 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { readUntil, sleep } from '../support/wait.js';
 
 const log = silentLogger();
+const operatorLog = refusalLog();
 
 interface AppView {
   status?: {
@@ -19,8 +21,10 @@ interface AppView {
 }
 
 describe('operator: applications', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The operator's own client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let operatorKube: Kube;
   let operator: Operator;
   let nsA: string;
   let nsB: string;
@@ -47,7 +51,8 @@ spec: { id: ${id}, name: "${name} shop", nrn: "organization=1:application=${nrnI
     );
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    const opNs = uniqueName('operator-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, [
       'wait',
@@ -55,18 +60,25 @@ spec: { id: ${id}, name: "${name} shop", nrn: "organization=1:application=${nrnI
       'crd/applications.platform.nrn.dev',
     ]);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    operatorKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: operatorLog.log,
+    });
     nsA = uniqueName('operator-app-a');
     nsB = uniqueName('operator-app-b');
     for (const name of [nsA, nsB]) await kube.resource(Namespaces).create({ metadata: { name } });
     operator = await startOperator({
-      kube,
-      log,
-      namespace: uniqueName('operator-system'),
+      kube: operatorKube,
+      log: operatorLog.log,
+      namespace: opNs,
       leaderElection: false,
     });
   });
   afterAll(async () => {
     expect(await operator?.stop()).toBe(true);
+    // Whatever the operator did, deploy/rbac.yaml allowed.
+    expect(operatorLog.refusals()).toEqual([]);
+    operatorKube?.close();
     kube?.close();
     await cluster?.close();
   });

@@ -11,11 +11,13 @@ import {
   startObservabilityServer,
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
+const operatorLog = refusalLog();
 const election = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
 
 interface Sample {
@@ -46,8 +48,10 @@ function find(samples: Sample[], name: string, labels: Record<string, string> = 
 }
 
 describe('operator: metrics and health endpoints', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The operators' own client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let operatorKube: Kube;
   let ns: string;
   let opNs: string;
   let metrics: OperatorMetrics;
@@ -71,12 +75,16 @@ describe('operator: metrics and health endpoints', () => {
   };
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    opNs = uniqueName('operator-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    operatorKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: operatorLog.log,
+    });
     ns = uniqueName('operator-metrics');
-    opNs = uniqueName('operator-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     metrics = new OperatorMetrics();
     server = await startObservabilityServer({ metrics, log, port: 0 });
@@ -86,9 +94,12 @@ describe('operator: metrics and health endpoints', () => {
     await standby?.server.close();
     await operator?.stop();
     await server?.close();
+    // Whatever the operators did, deploy/rbac.yaml allowed.
+    expect(operatorLog.refusals()).toEqual([]);
     if (cluster !== undefined && cluster.kind !== 'local') {
       await kubectl(cluster, ['delete', 'namespace', ns, opNs, '--wait=false']);
     }
+    operatorKube?.close();
     kube?.close();
     await cluster?.close();
   });
@@ -101,8 +112,8 @@ describe('operator: metrics and health endpoints', () => {
     expect((await get(server, '/nothing')).status).toBe(404);
 
     operator = await startOperator({
-      kube,
-      log,
+      kube: operatorKube,
+      log: operatorLog.log,
       namespace: opNs,
       leaderElection: election,
       metrics,
@@ -136,8 +147,8 @@ describe('operator: metrics and health endpoints', () => {
       port: 0,
     });
     const standbyOperator = await startOperator({
-      kube,
-      log,
+      kube: operatorKube,
+      log: operatorLog.log,
       namespace: opNs,
       leaderElection: election,
       metrics: standbyMetrics,

@@ -15,7 +15,7 @@ import { DEFAULT_PROVIDER_BACKOFF, RawServices } from '../../src/controllers/ser
 import { RawSpecifications } from '../../src/controllers/specification/index.js';
 import { connect, type Kube, Namespaces, Secrets } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { lifecycle, readUntil, sleep, untilCount } from '../support/wait.js';
 
 /** Every line the operator logs (debug and up): no secret value may be among them. */
@@ -141,8 +141,10 @@ async function freePort(): Promise<number> {
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 describe('operator: services', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The operator's own client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let operatorKube: Kube;
   let operator: Operator;
   let ns: string;
   let opNs: string;
@@ -237,7 +239,8 @@ describe('operator: services', () => {
   };
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    opNs = uniqueName('operator-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, [
       'wait',
@@ -245,8 +248,8 @@ describe('operator: services', () => {
       'crd/services.platform.nrn.dev',
     ]);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    operatorKube = await connect({ kubeconfigPath: cluster.operatorKubeconfigPath, log });
     ns = uniqueName('operator-service');
-    opNs = uniqueName('operator-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     await provider.start();
     downPort = await freePort();
@@ -259,15 +262,23 @@ describe('operator: services', () => {
     await specs.create(specification('db', SPEC_ID, base));
     await specs.create(specification('flaky', FLAKY_SPEC_ID, `http://127.0.0.1:${downPort}/hook`));
     await specs.create(specification('short', SHORT_SPEC_ID, base, { deadline_seconds: 1 }));
-    operator = await startOperator({ kube, log, namespace: opNs, leaderElection: false });
+    operator = await startOperator({
+      kube: operatorKube,
+      log,
+      namespace: opNs,
+      leaderElection: false,
+    });
   });
   afterAll(async () => {
     expect(await operator?.stop()).toBe(true);
+    // Whatever the operator did, deploy/rbac.yaml allowed.
+    expect(logged.filter((line) => /forbidden/i.test(line))).toEqual([]);
     await provider.stop();
     await late.stop();
     if (cluster !== undefined && cluster.kind !== 'local') {
       await kubectl(cluster, ['delete', 'namespace', ns, opNs, '--wait=false']);
     }
+    operatorKube?.close();
     kube?.close();
     await cluster?.close();
   });
