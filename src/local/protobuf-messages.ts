@@ -8,6 +8,7 @@
  *   staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto   (ObjectMeta, OwnerReference,
  *                                                  ManagedFieldsEntry, FieldsV1, Time, MicroTime)
  *   staging/src/k8s.io/apimachinery/pkg/api/resource/generated.proto   (Quantity)
+ *   staging/src/k8s.io/apimachinery/pkg/util/intstr/generated.proto    (IntOrString)
  *   staging/src/k8s.io/api/core/v1/generated.proto                     (the core/v1 kinds: kinds/)
  *   staging/src/k8s.io/api/coordination/v1/generated.proto            (Lease: kinds/lease.ts)
  *
@@ -27,13 +28,19 @@ export type Scalar =
   | 'time'
   | 'microTime'
   | 'quantity'
-  | 'fieldsV1';
+  | 'fieldsV1'
+  /** IntOrString{type=1, intVal=2, strVal=3}: a JSON number or string, as its MarshalJSON writes. */
+  | 'intOrString';
 
 export interface FieldSpec {
   readonly name: string;
   readonly type: Scalar | MessageSpec;
-  /** `one` is a plain field, `list` a repeated one, `map` a map<string, type>. */
-  readonly shape: 'one' | 'list' | 'map';
+  /**
+   * `one` is a plain field, `list` a repeated one, `map` a map<string, type>; `inline` is an
+   * embedded Go struct (`json:",inline"`: Volume's VolumeSource, Probe's ProbeHandler), a message
+   * of its own in protobuf whose fields JSON writes into the parent's.
+   */
+  readonly shape: 'one' | 'list' | 'map' | 'inline';
   readonly keepZero: boolean;
 }
 
@@ -58,6 +65,13 @@ export const list = (name: string, type: Scalar | MessageSpec): FieldSpec => ({
   name,
   type,
   shape: 'list',
+  keepZero: false,
+});
+/** An embedded struct's message, its fields written into the parent's (see FieldSpec.shape). */
+export const inline = (name: string, type: MessageSpec): FieldSpec => ({
+  name,
+  type,
+  shape: 'inline',
   keepZero: false,
 });
 export const map = (name: string, type: Scalar): FieldSpec => ({
@@ -106,6 +120,32 @@ export const objectMeta = new MessageSpec([
   [17, list('managedFields', managedFieldsEntry)],
 ]);
 
+/** LabelSelector{matchLabels=1, matchExpressions=2}; a requirement is {key=1, operator=2, values=3}. */
+export const labelSelector = new MessageSpec([
+  [1, map('matchLabels', 'string')],
+  [
+    2,
+    list(
+      'matchExpressions',
+      new MessageSpec([
+        [1, one('key', 'string', true)],
+        [2, one('operator', 'string', true)],
+        [3, list('values', 'string')],
+      ]),
+    ),
+  ],
+]);
+
+/** metav1.Condition, whose fields but observedGeneration JSON always writes. */
+export const metaCondition = new MessageSpec([
+  [1, one('type', 'string', true)],
+  [2, one('status', 'string', true)],
+  [3, one('observedGeneration', 'int64')],
+  [4, one('lastTransitionTime', 'time', true)],
+  [5, one('reason', 'string', true)],
+  [6, one('message', 'string', true)],
+]);
+
 // core/v1
 
 export const objectReference = new MessageSpec([
@@ -119,3 +159,9 @@ export const objectReference = new MessageSpec([
 ]);
 
 export const localObjectReference = new MessageSpec([[1, one('name', 'string')]]);
+
+export const typedLocalObjectReference = new MessageSpec([
+  [1, one('apiGroup', 'string', true)],
+  [2, one('kind', 'string', true)],
+  [3, one('name', 'string', true)],
+]);

@@ -120,7 +120,13 @@ function decodeMessage(
       maps.set(field, entries);
     } else if (field.shape === 'list') {
       const values = lists.get(field) ?? [];
-      values.push(decodeValue(reader, wire, field.type, `${at}[${values.length}]`));
+      if (wire === LEN && (field.type === 'int32' || field.type === 'int64')) {
+        // A packed run of numbers: proto2 writes them one by one, but a reader takes either.
+        const packed = new Reader(reader.bytes(), at);
+        while (!packed.done) values.push(decodeValue(packed, VARINT, field.type, at));
+      } else {
+        values.push(decodeValue(reader, wire, field.type, `${at}[${values.length}]`));
+      }
       lists.set(field, values);
     } else {
       singles.set(field, decodeValue(reader, wire, field.type, at));
@@ -134,6 +140,9 @@ function decodeMessage(
     } else if (field.shape === 'list') {
       const values = lists.get(field);
       if (values !== undefined) object[field.name] = values;
+    } else if (field.shape === 'inline') {
+      const value = singles.get(field);
+      if (value !== undefined) Object.assign(object, value);
     } else if (singles.has(field)) {
       const value = singles.get(field);
       if (field.keepZero || !isZero(value)) object[field.name] = value;
@@ -233,6 +242,23 @@ function decodeValue(
         }
       }
       return text;
+    }
+    case 'intOrString': {
+      expectWire(wire, LEN, path);
+      // IntOrString{type=1, intVal=2, strVal=3}: type 1 is a string, anything else the int.
+      const value = new Reader(reader.bytes(), path);
+      let kind = 0n;
+      let int = 0;
+      let str = '';
+      while (!value.done) {
+        const tag = value.tag();
+        if (tag.field === 1 && tag.wire === VARINT) kind = value.varint();
+        else if (tag.field === 2 && tag.wire === VARINT)
+          int = Number(BigInt.asIntN(32, value.varint()));
+        else if (tag.field === 3 && tag.wire === LEN) str = utf8(value.bytes());
+        else value.skip(tag.wire);
+      }
+      return kind === 1n ? str : int;
     }
     case 'fieldsV1': {
       expectWire(wire, LEN, path);

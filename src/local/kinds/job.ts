@@ -2,6 +2,8 @@
 // strategy's generated selector (batch.kubernetes.io/controller-uid), checked as ValidateJob's
 // first rules. No controller runs its pods: its status stays as written.
 import { ATOMIC, STRUCT } from '../patch/field-types.js';
+import { labelSelector, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
+import { podTemplateSpec } from '../protobuf-pod.js';
 import {
   defaultPodTemplate,
   podTemplateCauses,
@@ -38,10 +40,38 @@ export function defaultJobSpec(spec: Record<string, unknown>): void {
   if (isJson(spec.template)) defaultPodTemplate(spec.template);
 }
 
+/**
+ * A JobSpec's generated.proto message (k8s.io/api/batch/v1), a Job's and a CronJob's
+ * jobTemplate's. podFailurePolicy (11) and successPolicy (16) are not described, nor a Job's
+ * status: no kubectl generator sets them, and their fields are skipped as unknown ones.
+ */
+export const jobSpecMessage = new MessageSpec([
+  [1, one('parallelism', 'int32', true)],
+  [2, one('completions', 'int32', true)],
+  [3, one('activeDeadlineSeconds', 'int64', true)],
+  [7, one('backoffLimit', 'int32', true)],
+  [12, one('backoffLimitPerIndex', 'int32', true)],
+  [13, one('maxFailedIndexes', 'int32', true)],
+  [4, one('selector', labelSelector)],
+  [5, one('manualSelector', 'bool', true)],
+  [6, one('template', podTemplateSpec)],
+  [8, one('ttlSecondsAfterFinished', 'int32', true)],
+  [9, one('completionMode', 'string', true)],
+  [10, one('suspend', 'bool', true)],
+  [14, one('podReplacementPolicy', 'string', true)],
+  [15, one('managedBy', 'string', true)],
+]);
+
+const jobMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('spec', jobSpecMessage)],
+]);
+
 export const jobStrategy: KindStrategy = {
   countsGeneration: true,
   type,
   fieldTypes: JOB_FIELD_TYPES,
+  protobuf: jobMessage,
   prepare(object, old) {
     const spec = struct(object, 'spec');
     defaultJobSpec(spec);

@@ -3,6 +3,8 @@
 // runs here: a pod is never bound, never runs, and is deleted at once (unscheduled pods skip
 // graceful deletion in kube-apiserver too).
 import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
+import { MessageSpec, objectMeta, one } from '../protobuf-messages.js';
+import { podSpec } from '../protobuf-pod.js';
 import { defaultPodSpec, podSpecCauses, podSpecFieldTypes } from './pod-spec.js';
 import { isJson, itemsOf, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -25,9 +27,19 @@ const type = withSchema(
   fieldTypes,
 );
 
+/**
+ * Its generated.proto message (k8s.io/api/core/v1): metadata and spec. A pod's status (3) is the
+ * kubelet's to write, never a client's create: it is not described, and is skipped.
+ */
+const podMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [2, one('spec', podSpec)],
+]);
+
 export const podStrategy: KindStrategy = {
   type,
   fieldTypes,
+  protobuf: podMessage,
   selectableFields: {
     'spec.nodeName': (o) => String((o.spec as { nodeName?: string } | undefined)?.nodeName ?? ''),
     'spec.restartPolicy': (o) =>

@@ -1,6 +1,15 @@
 // PodDisruptionBudget (policy/v1): stored with its official schema; no disruption controller
 // computes its status, which stays as written (a new one's is reset, PrepareForCreate).
 import { byKey, MAP, STRUCT } from '../patch/field-types.js';
+import {
+  labelSelector,
+  list,
+  MessageSpec,
+  map,
+  metaCondition,
+  objectMeta,
+  one,
+} from '../protobuf-messages.js';
 import { selectorFieldTypes } from './pod-spec.js';
 import { withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -13,6 +22,40 @@ const fieldTypes = {
   'status.disruptedPods': MAP,
 };
 
+/**
+ * Its generated.proto message (k8s.io/api/policy/v1), field by field. unhealthyPodEvictionPolicy
+ * (newer than the proto file read) is not described: no kubectl generator sets it.
+ */
+const podDisruptionBudgetMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, one('minAvailable', 'intOrString', true)],
+        [2, one('selector', labelSelector)],
+        [3, one('maxUnavailable', 'intOrString', true)],
+      ]),
+    ),
+  ],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, one('observedGeneration', 'int64')],
+        [2, map('disruptedPods', 'time')],
+        [3, one('disruptionsAllowed', 'int32', true)],
+        [4, one('currentHealthy', 'int32', true)],
+        [5, one('desiredHealthy', 'int32', true)],
+        [6, one('expectedPods', 'int32', true)],
+        [7, list('conditions', metaCondition)],
+      ]),
+    ),
+  ],
+]);
+
 export const podDisruptionBudgetStrategy: KindStrategy = {
   countsGeneration: true,
   type: withSchema(
@@ -23,6 +66,7 @@ export const podDisruptionBudgetStrategy: KindStrategy = {
     fieldTypes,
   ),
   fieldTypes,
+  protobuf: podDisruptionBudgetMessage,
   prepare(object, old) {
     if (old === undefined)
       object.status = {

@@ -1,6 +1,8 @@
 // ReplicaSet (apps/v1): stored with its official schema, defaulted (replicas 1) and checked as
 // ValidateReplicaSet's first rules; no controller makes its pods, its status stays as written.
 import { byKey, STRUCT } from '../patch/field-types.js';
+import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
+import { podTemplateSpec } from '../protobuf-pod.js';
 import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
 import { isJson, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -25,10 +27,55 @@ const type = withSchema(
   fieldTypes,
 );
 
+/** Its generated.proto message (k8s.io/api/apps/v1), field by field. */
+const replicaSetMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, one('replicas', 'int32', true)],
+        [4, one('minReadySeconds', 'int32')],
+        [2, one('selector', labelSelector)],
+        [3, one('template', podTemplateSpec)],
+      ]),
+    ),
+  ],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, one('replicas', 'int32', true)],
+        [2, one('fullyLabeledReplicas', 'int32')],
+        [4, one('readyReplicas', 'int32')],
+        [5, one('availableReplicas', 'int32')],
+        [7, one('terminatingReplicas', 'int32', true)],
+        [3, one('observedGeneration', 'int64')],
+        [
+          6,
+          list(
+            'conditions',
+            new MessageSpec([
+              [1, one('type', 'string', true)],
+              [2, one('status', 'string', true)],
+              [3, one('lastTransitionTime', 'time')],
+              [4, one('reason', 'string')],
+              [5, one('message', 'string')],
+            ]),
+          ),
+        ],
+      ]),
+    ),
+  ],
+]);
+
 export const replicaSetStrategy: KindStrategy = {
   countsGeneration: true,
   type,
   fieldTypes,
+  protobuf: replicaSetMessage,
   prepare(object) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'replicas', 1);

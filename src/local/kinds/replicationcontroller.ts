@@ -2,6 +2,8 @@
 // SetDefaults_ReplicationController (replicas 1, the selector and labels from the template's
 // labels) and checked as ValidateReplicationController's first rules; no controller runs.
 import { byKey, MAP, STRUCT } from '../patch/field-types.js';
+import { list, MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
+import { podTemplateSpec } from '../protobuf-pod.js';
 import { defaultPodTemplate, podTemplateCauses, podTemplateFieldTypes } from './pod-spec.js';
 import { isJson, orDefault, refuse, required, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -26,10 +28,54 @@ const type = withSchema(
   fieldTypes,
 );
 
+/** Its generated.proto message (k8s.io/api/core/v1), field by field. */
+const replicationControllerMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, one('replicas', 'int32', true)],
+        [4, one('minReadySeconds', 'int32')],
+        [2, map('selector', 'string')],
+        [3, one('template', podTemplateSpec)],
+      ]),
+    ),
+  ],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [1, one('replicas', 'int32', true)],
+        [2, one('fullyLabeledReplicas', 'int32')],
+        [4, one('readyReplicas', 'int32')],
+        [5, one('availableReplicas', 'int32')],
+        [3, one('observedGeneration', 'int64')],
+        [
+          6,
+          list(
+            'conditions',
+            new MessageSpec([
+              [1, one('type', 'string', true)],
+              [2, one('status', 'string', true)],
+              [3, one('lastTransitionTime', 'time')],
+              [4, one('reason', 'string')],
+              [5, one('message', 'string')],
+            ]),
+          ),
+        ],
+      ]),
+    ),
+  ],
+]);
+
 export const replicationControllerStrategy: KindStrategy = {
   countsGeneration: true,
   type,
   fieldTypes,
+  protobuf: replicationControllerMessage,
   prepare(object) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'replicas', 1);

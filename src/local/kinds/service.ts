@@ -5,6 +5,7 @@
 // 10.96.0.0/12 as the default service CIDR; no proxy routes to it.
 import { createHash } from 'node:crypto';
 import { ATOMIC, byKey, MAP, STRUCT } from '../patch/field-types.js';
+import { list, MessageSpec, map, metaCondition, objectMeta, one } from '../protobuf-messages.js';
 import type { StatusCause } from '../types.js';
 import {
   invalidValue,
@@ -53,9 +54,103 @@ function clusterIpOf(namespace: string, name: string): string {
   return `10.${96 + (n >> 16)}.${(n >> 8) & 0xff}.${n & 0xff}`;
 }
 
+/** Its generated.proto message (k8s.io/api/core/v1), field by field. */
+const serviceMessage = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [
+          1,
+          list(
+            'ports',
+            new MessageSpec([
+              [1, one('name', 'string')],
+              [2, one('protocol', 'string')],
+              [6, one('appProtocol', 'string', true)],
+              [3, one('port', 'int32', true)],
+              [4, one('targetPort', 'intOrString', true)],
+              [5, one('nodePort', 'int32')],
+            ]),
+          ),
+        ],
+        [2, map('selector', 'string')],
+        [3, one('clusterIP', 'string')],
+        [18, list('clusterIPs', 'string')],
+        [4, one('type', 'string')],
+        [5, list('externalIPs', 'string')],
+        [7, one('sessionAffinity', 'string')],
+        [8, one('loadBalancerIP', 'string')],
+        [9, list('loadBalancerSourceRanges', 'string')],
+        [10, one('externalName', 'string')],
+        [11, one('externalTrafficPolicy', 'string')],
+        [12, one('healthCheckNodePort', 'int32')],
+        [13, one('publishNotReadyAddresses', 'bool')],
+        [
+          14,
+          one(
+            'sessionAffinityConfig',
+            new MessageSpec([
+              [1, one('clientIP', new MessageSpec([[1, one('timeoutSeconds', 'int32', true)]]))],
+            ]),
+          ),
+        ],
+        [19, list('ipFamilies', 'string')],
+        [17, one('ipFamilyPolicy', 'string', true)],
+        [20, one('allocateLoadBalancerNodePorts', 'bool', true)],
+        [21, one('loadBalancerClass', 'string', true)],
+        [22, one('internalTrafficPolicy', 'string', true)],
+        [23, one('trafficDistribution', 'string', true)],
+      ]),
+    ),
+  ],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [
+          1,
+          one(
+            'loadBalancer',
+            new MessageSpec([
+              [
+                1,
+                list(
+                  'ingress',
+                  new MessageSpec([
+                    [1, one('ip', 'string')],
+                    [2, one('hostname', 'string')],
+                    [3, one('ipMode', 'string', true)],
+                    [
+                      4,
+                      list(
+                        'ports',
+                        new MessageSpec([
+                          [1, one('port', 'int32', true)],
+                          [2, one('protocol', 'string', true)],
+                          [3, one('error', 'string', true)],
+                        ]),
+                      ),
+                    ],
+                  ]),
+                ),
+              ],
+            ]),
+          ),
+        ],
+        [2, list('conditions', metaCondition)],
+      ]),
+    ),
+  ],
+]);
+
 export const serviceStrategy: KindStrategy = {
   type,
   fieldTypes,
+  protobuf: serviceMessage,
   prepare(object, old) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'type', 'ClusterIP');

@@ -115,6 +115,24 @@ describe('decodeKubeProtobuf on bodies kubectl sent', () => {
         status: {},
       },
     ],
+    [
+      'deployment',
+      {
+        kind: 'Deployment',
+        apiVersion: 'apps/v1',
+        metadata: { name: 'web', creationTimestamp: null, labels: { app: 'web' } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { creationTimestamp: null, labels: { app: 'web' } },
+            spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] },
+          },
+          strategy: {},
+        },
+        status: {},
+      },
+    ],
   ])('%s', (name, expected) => {
     const decoded = decodeKubeProtobuf(fixture(name));
     expect(decoded).toStrictEqual(expected);
@@ -311,6 +329,45 @@ describe('decodeKubeProtobuf on hand-built bodies', () => {
     });
   });
 
+  it('decodes a Pod: inline volume sources and probe handlers, IntOrString, packed numbers', () => {
+    const raw = [
+      ...msg(1, len(1, 'p')),
+      ...msg(
+        2,
+        // volumes: a ConfigMap volume, its LocalObjectReference and VolumeSource inline.
+        msg(1, len(1, 'cfg'), msg(2, msg(19, msg(1, len(1, 'app-config')), int(3, 0)))),
+        msg(
+          2,
+          len(1, 'c'),
+          len(2, 'nginx'),
+          // readinessProbe: httpGet on a named port (IntOrString type 1), handler inline.
+          msg(11, msg(1, msg(2, len(1, '/healthz'), msg(2, int(1, 1), len(3, 'http')))), int(3, 0)),
+          // livenessProbe: tcpSocket on port 8080 (type 0), with a zero terminationGracePeriod.
+          msg(10, msg(1, msg(3, msg(1, int(1, 0), int(2, 8080)))), int(7, 0)),
+        ),
+        // securityContext.supplementalGroups, packed.
+        msg(14, len(4, [...varint(1000), ...varint(2000)]), int(5, 3000)),
+      ),
+    ];
+    expect(decodeKubeProtobuf(body('v1', 'Pod', raw))).toStrictEqual({
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: { name: 'p' },
+      spec: {
+        volumes: [{ name: 'cfg', configMap: { name: 'app-config', defaultMode: 0 } }],
+        containers: [
+          {
+            name: 'c',
+            image: 'nginx',
+            livenessProbe: { tcpSocket: { port: 8080 }, terminationGracePeriodSeconds: 0 },
+            readinessProbe: { httpGet: { path: '/healthz', port: 'http' } },
+          },
+        ],
+        securityContext: { supplementalGroups: [1000, 2000], fsGroup: 3000 },
+      },
+    });
+  });
+
   it('decodes a LimitRange', () => {
     const raw = [
       msg(1, len(1, 'limits'), len(3, 'team-a')),
@@ -448,10 +505,10 @@ describe('decodeKubeProtobuf errors', () => {
     ['JSON sent as protobuf', () => Buffer.from('{"kind":"Namespace"}'), 400, /k8s\\x00/],
     ['an empty body', () => Buffer.alloc(0), 400, /k8s\\x00/],
     [
-      'a kind it has no layout for (kubectl create deployment)',
-      () => fixture('deployment'),
+      'a kind it has no layout for (kubectl create priorityclass)',
+      () => body('scheduling.k8s.io/v1', 'PriorityClass', msg(1, len(1, 'high'))),
       415,
-      /Deployment \(apps\/v1\).*application\/json/,
+      /PriorityClass \(scheduling\.k8s\.io\/v1\).*application\/json/,
     ],
     [
       'a known kind in another API version',
