@@ -21,12 +21,14 @@ import {
   startObservabilityServer,
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { lifecycle } from '../support/wait.js';
 
 const log = silentLogger();
+const operatorLog = refusalLog();
 const SPEC_ID = '0b7c3f52-64a1-4f0e-9a57-3c1d2e4f5a6b';
 
 /** A counter of /metrics, by its name and the label set written out exactly. */
@@ -37,7 +39,7 @@ async function counter(server: ObservabilityServer, series: string): Promise<num
 }
 
 describe('operator: API errors are transient', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
   let behind: Kube;
   let proxy: FaultyProxy;
@@ -52,7 +54,8 @@ describe('operator: API errors are transient', () => {
   let provider: Server | undefined;
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    opNs = uniqueName('api-faults-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     const kubeconfig = await readFile(cluster.kubeconfigPath, 'utf8');
     usable = kubeconfig.includes('token:') && kubeconfig.includes('certificate-authority-data:');
     if (!usable) return;
@@ -60,12 +63,12 @@ describe('operator: API errors are transient', () => {
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     ns = uniqueName('api-faults');
-    opNs = uniqueName('api-faults-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     dir = await mkdtemp(join(tmpdir(), 'nrn-api-faults-'));
     proxy = await FaultyProxy.start(cluster.kubeconfigPath);
-    const through = await proxy.kubeconfig(cluster.kubeconfigPath, join(dir, 'kubeconfig'));
-    behind = await connect({ kubeconfigPath: through, log });
+    // The operator's own identity (deploy/rbac.yaml's rights), through the proxy.
+    const through = await proxy.kubeconfig(cluster.operatorKubeconfigPath, join(dir, 'kubeconfig'));
+    behind = await connect({ kubeconfigPath: through, log: operatorLog.log });
     provider = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
@@ -101,7 +104,7 @@ describe('operator: API errors are transient', () => {
     metricsServer = await startObservabilityServer({ metrics, log, port: 0 });
     operator = await startOperator({
       kube: behind,
-      log,
+      log: operatorLog.log,
       namespace: opNs,
       leaderElection: false,
       metrics,
@@ -109,6 +112,8 @@ describe('operator: API errors are transient', () => {
   });
   afterAll(async () => {
     await operator?.stop();
+    // Whatever the operator did, deploy/rbac.yaml allowed (the proxy's faults are no 403).
+    expect(operatorLog.refusals()).toEqual([]);
     await metricsServer?.close();
     behind?.close();
     await proxy?.close();
