@@ -24,10 +24,12 @@ import {
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
+const operatorLog = refusalLog();
 const ADMIN = 'admin-token-0123456789abcdef';
 const READER = 'reader-token-0123456789abcdef';
 const CREATOR = 'creator-token-0123456789abcdef';
@@ -39,8 +41,10 @@ interface Answer<T = unknown> {
 }
 
 describe('facade', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The operator's and the facade's client: deploy/'s ServiceAccount, deploy/rbac.yaml's rights. */
+  let operatorKube: Kube;
   let operator: Operator;
   let facade: Facade;
   let ns: string;
@@ -113,14 +117,23 @@ describe('facade', () => {
   });
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    const opNs = uniqueName('facade-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    operatorKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: operatorLog.log,
+    });
     ns = uniqueName('facade');
-    const opNs = uniqueName('facade-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
-    operator = await startOperator({ kube, log, namespace: opNs, leaderElection: false });
+    operator = await startOperator({
+      kube: operatorKube,
+      log: operatorLog.log,
+      namespace: opNs,
+      leaderElection: false,
+    });
     await kube.resource(Applications).create({
       metadata: { name: 'shop', namespace: ns },
       spec: { id: appId, name: 'shop', nrn: appNrn },
@@ -162,8 +175,8 @@ describe('facade', () => {
       }),
     );
     facade = await startFacade({
-      kube,
-      log,
+      kube: operatorKube,
+      log: operatorLog.log,
       namespace: opNs,
       port: 0,
       auth: new StaticAuthenticator({
@@ -195,9 +208,12 @@ describe('facade', () => {
   afterAll(async () => {
     await facade?.close();
     await operator?.stop();
+    // Whatever the operator and the facade did, deploy/rbac.yaml allowed.
+    expect(operatorLog.refusals()).toEqual([]);
     if (cluster !== undefined && cluster.kind !== 'local') {
       await kubectl(cluster, ['delete', 'namespace', ns, '--wait=false']);
     }
+    operatorKube?.close();
     kube?.close();
     await cluster?.close();
   });
