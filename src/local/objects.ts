@@ -649,6 +649,7 @@ export class Objects {
 
   /** Kind hooks, schema validation and metadata checks: what every create and update runs. */
   private finish(type: ResourceType, object: KubeObject, old: KubeObject | undefined): KubeObject {
+    dropEmptyMetadata(object.metadata);
     strategyOf(type)?.prepare?.(object, old, this.context);
     if (type.schema !== undefined) this.validateSchema(type, object);
     const causes = metadataCauses(object, BANNED_OWNERS);
@@ -928,4 +929,21 @@ function decodeContinue(token: string): string {
  */
 function tracksGeneration(type: ResourceType): boolean {
   return type.custom || strategyOf(type)?.countsGeneration === true;
+}
+
+/**
+ * ObjectMeta's maps and lists are `omitempty`: every kind's metadata (custom resources' too)
+ * goes through the typed ObjectMeta on its way to storage, so an empty one is not written (a
+ * patch that removes the last label leaves no `labels`).
+ */
+function dropEmptyMetadata(meta: KubeObject['metadata']): void {
+  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+    const value: unknown = meta[key];
+    if (value === null) delete meta[key];
+    else if (
+      Array.isArray(value) ? value.length === 0 : isObject(value) && Object.keys(value).length === 0
+    ) {
+      delete meta[key];
+    }
+  }
 }

@@ -352,10 +352,10 @@ describe('CoreV1Api (core_v1.py)', () => {
     });
   });
 
-  // Difference (the patch engines, src/local/patch/): a patch that removes a map's last key
-  // leaves `labels: {}` here; kube-apiserver decodes the patched object into its Go type, and
-  // an empty map under `omitempty` is not written, so the answer has no labels at all.
-  pyIt.fails('drops a map a patch leaves empty, as the typed object kube-apiserver writes', () => {
+  // src/local/objects.ts (dropEmptyMetadata): kube-apiserver decodes the patched object into its
+  // Go type, and an empty map under `omitempty` is not written, so a patch that removes the last
+  // label leaves no labels at all.
+  pyIt('drops a map a patch leaves empty, as the typed object kube-apiserver writes', () => {
     expect(value(s, 'strategic merge patch removing the last label').metadata).not.toHaveProperty(
       'labels',
     );

@@ -3,7 +3,7 @@
 import { MAP } from '../patch/field-types.js';
 import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import type { KubeObject, StatusCause } from '../types.js';
-import { immutableCauses, keyCauses, refuseInvalid } from './data-keys.js';
+import { dropEmptyMaps, immutableCauses, keyCauses, refuseInvalid } from './data-keys.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
 import { CONFIG_MAP_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -22,6 +22,7 @@ export const configMapStrategy: KindStrategy = {
   type: CONFIG_MAP_TYPE,
   fieldTypes: { data: MAP, binaryData: MAP },
   prepare(object, old) {
+    dropEmptyMaps(object, ['data', 'binaryData']);
     refuseInvalid(CONFIG_MAP_TYPE, object, [
       ...keyCauses(object, ['data', 'binaryData']),
       ...duplicateKeyCauses(object),

@@ -111,3 +111,14 @@ export function refuseUndecodableSecretData(object: KubeObject): void {
     }
   }
 }
+
+/** Data maps are `omitempty` in the Go types: an empty one is not written. */
+export function dropEmptyMaps(object: KubeObject, fields: readonly string[]): void {
+  for (const field of fields) {
+    const map = object[field];
+    if (map === null) delete object[field];
+    else if (typeof map === 'object' && !Array.isArray(map) && Object.keys(map).length === 0) {
+      delete object[field];
+    }
+  }
+}

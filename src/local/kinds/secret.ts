@@ -5,6 +5,7 @@ import { MAP } from '../patch/field-types.js';
 import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import type { KubeObject, StatusCause } from '../types.js';
 import {
+  dropEmptyMaps,
   immutableCauses,
   keyCauses,
   refuseInvalid,
@@ -32,6 +33,7 @@ export const secretStrategy: KindStrategy = {
   prepare(object, old) {
     object.type ??= 'Opaque';
     mergeStringData(object);
+    dropEmptyMaps(object, ['data']);
     refuseUndecodableSecretData(object);
     refuseInvalid(SECRET_TYPE, object, [
       ...keyCauses(object, ['data']),
