@@ -26,6 +26,11 @@ import { silentLogger } from '../../src/log.js';
 import { applyCrds } from '../../src/operator.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RETRY_PERIOD_MS } from '../../src/runtime/leader.js';
 import {
+  createOperatorIdentity,
+  DEPLOY_NAMESPACE,
+  refusalsIn,
+} from '../support/operator-identity.js';
+import {
   type ControlPlaneProcess,
   crash,
   type LogLine,
@@ -36,7 +41,7 @@ import {
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
-const OPERATOR_NS = 'nrn-system';
+const OPERATOR_NS = DEPLOY_NAMESPACE;
 const APP_ID = 10;
 // A candidate retries every retry period stretched by up to client-go's jitter factor (1.2).
 const MAX_RETRY_WAIT_MS = DEFAULT_RETRY_PERIOD_MS * 2.2;
@@ -49,10 +54,12 @@ describe('operator replicas as processes', () => {
   let dataDir: string;
   let plane: ControlPlaneProcess;
   let kube: Kube;
+  /** The replicas' own identity: deploy/'s ServiceAccount, with deploy/rbac.yaml's rights. */
+  let operatorKubeconfig: string;
   const operators: OperatorProcess[] = [];
 
   const operator = (namespace: string | undefined = OPERATOR_NS) => {
-    const op = startOperatorProcess(plane.kubeconfigPath, namespace);
+    const op = startOperatorProcess(operatorKubeconfig, namespace);
     operators.push(op);
     return op;
   };
@@ -158,9 +165,17 @@ describe('operator replicas as processes', () => {
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     // `run` expects the CRDs on the cluster (as `kubectl apply -f crds/` would put them).
     await applyCrds(kube);
+    const identity = await createOperatorIdentity(
+      plane.kubeconfigPath,
+      OPERATOR_NS,
+      join(dataDir, 'operator-kubeconfig'),
+    );
+    operatorKubeconfig = identity.kubeconfigPath;
   });
   afterAll(async () => {
     await Promise.all(operators.map(crash));
+    // Whatever the replicas did, deploy/rbac.yaml allowed.
+    expect(operators.flatMap((op) => refusalsIn(op.logs))).toEqual([]);
     kube?.close();
     if (plane !== undefined) {
       plane.child.kill('SIGTERM');

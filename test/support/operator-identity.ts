@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Logger, pino } from 'pino';
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { LogLine } from './operator-processes.js';
 
 const DEPLOY = join(import.meta.dirname, '../../deploy');
 /** The namespace deploy/ runs the operator in; tests run theirs in namespaces of their own. */
@@ -105,6 +106,10 @@ export async function createOperatorIdentity(
   if (whoami !== expected) throw new Error(`${path} acts as ${whoami}, not ${expected}`);
   return { kubeconfigPath: path, token };
 }
+
+/** The lines of an operator process (`nrn-operator run`) that tell of a refusal (a 403). */
+export const refusalsIn = (logs: readonly LogLine[]): string[] =>
+  logs.map((line) => JSON.stringify(line)).filter((line) => /forbidden/i.test(line));
 
 /**
  * The operator's logger in a test: prints nothing, and keeps every warning or error that tells
