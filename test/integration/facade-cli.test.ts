@@ -10,6 +10,11 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import {
+  createOperatorIdentity,
+  DEPLOY_NAMESPACE,
+  refusalsIn,
+} from '../support/operator-identity.js';
+import {
   startControlPlaneProcess,
   startLocalProcess,
   startOperatorProcess,
@@ -103,7 +108,13 @@ describe('facade: served by the nrn-operator command', () => {
       join(import.meta.dirname, '../../crds'),
     ]);
     expect(crds.stdout).toContain('created');
-    const operator = startOperatorProcess(plane.kubeconfigPath);
+    // The operator as deployed: deploy/'s ServiceAccount reviews the caller's token.
+    const identity = await createOperatorIdentity(
+      plane.kubeconfigPath,
+      DEPLOY_NAMESPACE,
+      join(dir, 'operator-kubeconfig'),
+    );
+    const operator = startOperatorProcess(identity.kubeconfigPath);
     children.push(operator.child);
     try {
       const listening = await operator.waitForLog((l) => l.msg === 'facade listening', 60_000);
@@ -117,6 +128,7 @@ describe('facade: served by the nrn-operator command', () => {
       expect(ok.status).toBe(200);
       const bad = await fetch(`${url}/service`, { headers: { authorization: 'Bearer nope' } });
       expect(bad.status).toBe(401);
+      expect(refusalsIn(operator.logs)).toEqual([]);
     } finally {
       await terminate(operator.child);
       await terminate(plane.child);
