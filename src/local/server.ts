@@ -27,6 +27,7 @@ import {
   type ResourceType,
   storageKeyOf,
 } from './resource-type.js';
+import { hasScale, serveScale } from './scale.js';
 import { type IncludeObject, parseIncludeObject, toTable } from './table.js';
 import { tableColumnsOf } from './table-columns.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
@@ -232,6 +233,25 @@ export class ApiServer {
       if (method === 'DELETE') return this.deleteCollection(req, res, route, q);
       throw methodNotAllowed(method);
     }
+    if (route.subresource === 'scale') {
+      if (method !== 'GET' && method !== 'PUT' && method !== 'PATCH')
+        throw methodNotAllowed(method);
+      return serveScale(
+        {
+          objects: this.objects,
+          writeOptions: () => this.writeOptions(q, req),
+          durable: () => this.options.durable(),
+          body: async () => parseBody(await readBody(req), req.headers['content-type']),
+          sendJson: (code, body, headers) => sendJson(res, code, body, headers),
+          warningHeader,
+        },
+        req,
+        route.type,
+        route.namespace ?? '',
+        route.name as string,
+        q,
+      );
+    }
     switch (method) {
       case 'GET':
         return this.get(req, res, route, q);
@@ -267,7 +287,11 @@ export class ApiServer {
     if (namespace === undefined && type.namespaced && name !== undefined) throw notFoundPath();
     if (subresource !== undefined) {
       const allowed =
-        subresource === 'status' ? type.hasStatus : subresourceOf(type, subresource) !== undefined;
+        subresource === 'status'
+          ? type.hasStatus
+          : subresource === 'scale'
+            ? hasScale(type)
+            : subresourceOf(type, subresource) !== undefined;
       if (!allowed) throw notFoundPath();
     }
     return {

@@ -5,6 +5,7 @@ import { byKey, STRUCT } from '../patch/field-types.js';
 import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
 import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
+import { LABEL_SELECTOR_SCALE } from './scale.js';
 import { isJson, notSupported, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 import { workloadCauses } from './workload-checks.js';
@@ -103,6 +104,7 @@ export const deploymentStrategy: KindStrategy = {
   type,
   fieldTypes,
   protobuf: deploymentMessage,
+  scale: LABEL_SELECTOR_SCALE,
   prepare(object) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'replicas', 1);

@@ -5,6 +5,7 @@ import { byKey, MAP, STRUCT } from '../patch/field-types.js';
 import { list, MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
 import { defaultPodTemplate, podTemplateCauses, podTemplateFieldTypes } from './pod-spec.js';
+import { MAP_SELECTOR_SCALE } from './scale.js';
 import { isJson, orDefault, refuse, required, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 import { goStringMap } from './workload-checks.js';
@@ -76,6 +77,7 @@ export const replicationControllerStrategy: KindStrategy = {
   type,
   fieldTypes,
   protobuf: replicationControllerMessage,
+  scale: MAP_SELECTOR_SCALE,
   prepare(object) {
     const spec = struct(object, 'spec');
     orDefault(spec, 'replicas', 1);

@@ -7,6 +7,7 @@ import type { MessageSpec } from '../protobuf-messages.js';
 import type { ResourceType } from '../resource-type.js';
 import type { PrinterColumn, TableColumns } from '../table.js';
 import type { KubeObject } from '../types.js';
+import type { ScaleStrategy } from './scale.js';
 
 /** A field selector's value of an object: `GetAttrs`' fields.Set, one getter per field. */
 export type SelectableFields = Readonly<Record<string, (object: KubeObject) => string | undefined>>;
@@ -54,6 +55,11 @@ export interface KindStrategy {
    * decode; without one, such a body is refused with 415.
    */
   readonly protobuf?: MessageSpec;
+  /**
+   * Its `scale` subresource (autoscaling/v1 Scale over spec.replicas and status.replicas, with
+   * GET, PUT and PATCH: scale.ts), and how its selector reads there.
+   */
+  readonly scale?: ScaleStrategy;
   /** Subresources of the kind's own, by name (namespaces' `finalize`). */
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /** What a delete that has to wait (for finalizers) changes on the object it keeps. */
