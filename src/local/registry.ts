@@ -3,6 +3,7 @@
 // the same table.
 import { BUILTIN_STRATEGIES, strategyOf } from './kinds/index.js';
 import { type ResourceType, storageKeyOf, storageVersionHashOf } from './resource-type.js';
+import { REVIEW_GROUPS, unstoredResources } from './reviews.js';
 import type { PrinterColumn } from './table.js';
 import { ApiError, type KubeObject } from './types.js';
 
@@ -139,8 +140,17 @@ export class Registry {
     };
   }
 
+  /** The group versions discovery lists: the stored kinds', and the review kinds' v1. */
+  private discoveryGroupVersions(): Array<{ group: string; versions: string[] }> {
+    const stored = this.groupVersions();
+    const reviews = REVIEW_GROUPS.filter((g) => !stored.some((s) => s.group === g));
+    return [...stored, ...reviews.map((group) => ({ group, versions: ['v1'] }))].sort((a, b) =>
+      a.group < b.group ? -1 : a.group > b.group ? 1 : 0,
+    );
+  }
+
   apiGroup(group: string): Record<string, unknown> | undefined {
-    const found = this.groupVersions().find((g) => g.group === group && group !== '');
+    const found = this.discoveryGroupVersions().find((g) => g.group === group && group !== '');
     if (found === undefined) return undefined;
     const versions = found.versions.map((version) => ({
       groupVersion: `${group}/${version}`,
@@ -156,7 +166,7 @@ export class Registry {
   }
 
   apiGroupList(): Record<string, unknown> {
-    const groups = this.groupVersions()
+    const groups = this.discoveryGroupVersions()
       .filter((g) => g.group !== '')
       .map((g) => this.apiGroup(g.group));
     return { kind: 'APIGroupList', apiVersion: 'v1', groups };
@@ -164,8 +174,9 @@ export class Registry {
 
   apiResourceList(group: string, version: string): Record<string, unknown> | undefined {
     const types = this.all().filter((t) => t.group === group && t.version === version);
-    if (types.length === 0) return undefined;
-    const resources = types
+    const unstored = unstoredResources(group, version);
+    if (types.length === 0 && unstored.length === 0) return undefined;
+    const stored = types
       .sort((a, b) => (a.resource < b.resource ? -1 : 1))
       .flatMap((t) => {
         const strategy = strategyOf(t);
@@ -193,23 +204,12 @@ export class Registry {
           subresource(name, ['update']),
         );
         const status = t.hasStatus ? [subresource('status', ['get', 'patch', 'update'])] : [];
-        // A scale subresource answers autoscaling/v1 Scale, which discovery names (scale.ts).
-        const scale =
-          strategy?.scale === undefined
-            ? []
-            : [
-                {
-                  name: `${t.resource}/scale`,
-                  singularName: '',
-                  namespaced: t.namespaced,
-                  group: 'autoscaling',
-                  version: 'v1',
-                  kind: 'Scale',
-                  verbs: ['get', 'patch', 'update'],
-                },
-              ];
-        return [main, ...[...own, ...scale, ...status].sort((a, b) => (a.name < b.name ? -1 : 1))];
+        return [main, ...[...own, ...status].sort((a, b) => (a.name < b.name ? -1 : 1))];
       });
+    // By name, as the installer lists a version's paths (serviceaccounts/token after serviceaccounts).
+    const resources = [...stored, ...unstored].sort((a, b) =>
+      String(a.name) < String(b.name) ? -1 : 1,
+    );
     return {
       kind: 'APIResourceList',
       apiVersion: 'v1',

@@ -53,10 +53,18 @@ afterAll(async () => {
 });
 
 describe('safety', () => {
-  it('refuses requests without the bearer token, with a Status', async () => {
+  it('takes a request without a token as system:anonymous (403) and refuses a wrong token (401), with a Status', async () => {
+    // kube-apiserver's --anonymous-auth default: no credentials is system:anonymous, whom RBAC
+    // refuses anything but the health checks and /version.
     const res = await fetch(`${plane.url}/api/v1/namespaces`);
-    expect(res.status).toBe(401);
-    expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      code: 403,
+      message:
+        'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+    });
     const wrong = await fetch(`${plane.url}/api/v1/namespaces`, {
       headers: { Authorization: 'Bearer nope' },
     });

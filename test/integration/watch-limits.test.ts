@@ -284,9 +284,11 @@ describe('timeoutSeconds', () => {
 describe('/metrics', () => {
   withPlane({});
 
-  it('needs a token, as on kube-apiserver', async () => {
+  it('is refused to system:anonymous (403), as on kube-apiserver', async () => {
     const anonymous = await fetch(`${plane.url}/metrics`);
-    expect(anonymous.status).toBe(401);
-    await anonymous.text();
+    expect(anonymous.status).toBe(403);
+    expect(await anonymous.json()).toMatchObject({
+      message: 'forbidden: User "system:anonymous" cannot get path "/metrics"',
+    });
   });
 });

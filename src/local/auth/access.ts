@@ -1,8 +1,9 @@
 // The local control plane's door, as kube-apiserver's filter chain keeps it: authentication
-// (authenticator.ts; no credentials is 401, as with anonymous auth off), impersonation
-// (impersonation.ts), then authorization of every request (system:masters, then RBAC: rbac.ts)
-// with kube's 403 `Status`; and the endpoints that answer from them rather than from storage:
-// the reviews (reviews.ts) and TokenRequest (service-account-tokens.ts).
+// (authenticator.ts: a token no authenticator takes is a 401; no credentials at all is
+// system:anonymous, as with --anonymous-auth's default), impersonation (impersonation.ts), then
+// authorization of every request (system:masters, then RBAC: rbac.ts) with kube's 403 `Status`;
+// and the endpoints that answer from them rather than from storage: the reviews (reviews.ts)
+// and TokenRequest (service-account-tokens.ts), create only, as their registries install them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { parseBody, readBody, sendJson } from '../http.js';
@@ -11,7 +12,9 @@ import { invalid, timestamp } from '../meta.js';
 import type { Objects } from '../objects.js';
 import {
   type LocalUser,
-  REVIEW_RESOURCES,
+  localSubjectAccessReview,
+  type ReviewKind,
+  reviewKindOf,
   selfSubjectAccessReview,
   selfSubjectReview,
   selfSubjectRulesReview,
@@ -25,7 +28,7 @@ import {
   requestAttributes,
   type UserInfo,
 } from './attributes.js';
-import { API_AUDIENCES, Authenticator } from './authenticator.js';
+import { ANONYMOUS, API_AUDIENCES, Authenticator } from './authenticator.js';
 import { enterRequest } from './escalation.js';
 import { impersonated } from './impersonation.js';
 import { MASTERS, RbacAuthorizer } from './rbac.js';
@@ -68,13 +71,12 @@ export class AccessControl {
   }
 
   /**
-   * Who the request acts as and what it asks, once it may: 401 without a known bearer token,
-   * 403 when the user may not impersonate whom it names or do what it asks.
+   * Who the request acts as and what it asks, once it may: 401 for a bearer token no
+   * authenticator takes, system:anonymous without one, 403 when the user may not impersonate
+   * whom it names or do what it asks.
    */
   admit(req: IncomingMessage, pathname: string, query: URLSearchParams): Admitted {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    const found = match !== null ? this.authenticator.authenticate(match[1] as string) : undefined;
+    const found = this.authenticateRequest(req.headers.authorization);
     if (found === undefined) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const authorize = (a: Attributes) => this.authorizer.authorize(a);
     const user = impersonates(req.headers)
@@ -100,9 +102,23 @@ export class AccessControl {
     return admitted;
   }
 
-  /** Answers the request if it is a review or a TokenRequest; false if it is neither. */
+  /**
+   * bearertoken.go, then union.NewFailOnError(..., anonymous): a request with a bearer token
+   * is its token's user or refused (undefined); one without (no header, another scheme, a
+   * scheme not followed by a space) is system:anonymous. Spaces after `Bearer` are taken
+   * together (kube-apiserver reads two as an empty token: ADR 0003 keeps this).
+   */
+  private authenticateRequest(header: string | undefined) {
+    const match = /^Bearer +(\S.*)$/i.exec(header?.trim() ?? '');
+    if (match === null) return { user: ANONYMOUS };
+    return this.authenticator.authenticate(match[1] as string);
+  }
+
+  /**
+   * Answers the request if it is a review or a TokenRequest; false if it is neither. Their
+   * registries install POST only: any other method on their path is go-restful's 405.
+   */
   async serve(req: IncomingMessage, res: ServerResponse, admitted: Admitted): Promise<boolean> {
-    if (req.method !== 'POST') return false;
     const url = req.url ?? '';
     if (
       !url.startsWith('/apis/authentication.k8s.io/v1/') &&
@@ -112,26 +128,39 @@ export class AccessControl {
       return false;
     }
     const a = admitted.attributes();
-    if (!a.resourceRequest || a.verb !== 'create' || a.apiVersion !== 'v1') return false;
+    if (!a.resourceRequest || a.apiVersion !== 'v1') return false;
     const tokenRequest =
       a.apiGroup === '' &&
       a.resource === 'serviceaccounts' &&
       a.subresource === 'token' &&
-      a.namespace !== '';
+      a.namespace !== '' &&
+      a.name !== '';
+    const kind = reviewKindOf(a.apiGroup, a.resource);
     const review =
-      REVIEW_RESOURCES.has(`${a.apiGroup}/${a.resource}`) && a.name === '' && a.namespace === '';
+      kind !== undefined &&
+      a.subresource === '' &&
+      // A list selecting one name is still the collection's path.
+      (a.name === '' || a.verb === 'list' || a.verb === 'watch') &&
+      (kind.namespaced ? a.namespace !== '' : a.namespace === '');
     if (!tokenRequest && !review) return false;
+    if (req.method !== 'POST') throw methodNotAllowed();
     const body = parseBody(await readBody(req), req.headers['content-type']);
-    const answer = tokenRequest ? this.tokenRequest(a, body) : this.review(a, body);
+    const answer = tokenRequest
+      ? this.tokenRequest(a, body)
+      : this.review(a, kind as ReviewKind, body);
     sendJson(res, 201, answer);
     return true;
   }
 
-  private review(a: Attributes, body: unknown): object {
+  private review(a: Attributes, kind: ReviewKind, body: unknown): object {
     const authorize = (attributes: Attributes) => this.authorizer.authorize(attributes);
-    switch (a.resource) {
+    switch (kind.resource) {
       case 'tokenreviews':
-        return tokenReview(body, (token) => this.authenticator.authenticate(token));
+        return tokenReview(body, (token, audiences) =>
+          this.authenticator.review(token, audiences ?? API_AUDIENCES),
+        );
+      case 'localsubjectaccessreviews':
+        return localSubjectAccessReview(body, a.namespace, authorize);
       case 'selfsubjectreviews':
         return selfSubjectReview(a.user);
       case 'subjectaccessreviews':
@@ -200,6 +229,19 @@ export class AccessControl {
       status: { token, expirationTimestamp: timestamp(expires) },
     };
   }
+}
+
+/**
+ * apiserver/pkg/server/handler.go's serviceErrorHandler for go-restful's 405: the words of
+ * NewGenericServerResponse, with empty details.
+ */
+function methodNotAllowed(): ApiError {
+  return new ApiError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+    {},
+  );
 }
 
 /** Whether any Impersonate-* header is set (most requests carry none). */

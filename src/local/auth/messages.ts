@@ -18,6 +18,23 @@ const nonResourceAttributes = new MessageSpec([
   [2, one('verb', 'string')],
 ]);
 
+const subjectAccessReview = new MessageSpec([
+  [1, one('metadata', objectMeta)],
+  [
+    2,
+    one(
+      'spec',
+      new MessageSpec([
+        [1, one('resourceAttributes', resourceAttributes)],
+        [2, one('nonResourceAttributes', nonResourceAttributes)],
+        [3, one('user', 'string')],
+        [4, list('groups', 'string')],
+        [6, one('uid', 'string')],
+      ]),
+    ),
+  ],
+]);
+
 /** By `apiVersion/kind`, for the protobuf decoder. */
 export const AUTH_MESSAGES: ReadonlyMap<string, MessageSpec> = new Map([
   [
@@ -36,25 +53,9 @@ export const AUTH_MESSAGES: ReadonlyMap<string, MessageSpec> = new Map([
       ],
     ]),
   ],
-  [
-    'authorization.k8s.io/v1/SubjectAccessReview',
-    new MessageSpec([
-      [1, one('metadata', objectMeta)],
-      [
-        2,
-        one(
-          'spec',
-          new MessageSpec([
-            [1, one('resourceAttributes', resourceAttributes)],
-            [2, one('nonResourceAttributes', nonResourceAttributes)],
-            [3, one('user', 'string')],
-            [4, list('groups', 'string')],
-            [6, one('uid', 'string')],
-          ]),
-        ),
-      ],
-    ]),
-  ],
+  ['authorization.k8s.io/v1/SubjectAccessReview', subjectAccessReview],
+  // The same message: a LocalSubjectAccessReview's spec is a SubjectAccessReviewSpec.
+  ['authorization.k8s.io/v1/LocalSubjectAccessReview', subjectAccessReview],
   [
     'authorization.k8s.io/v1/SelfSubjectRulesReview',
     new MessageSpec([

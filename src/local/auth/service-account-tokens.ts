@@ -117,10 +117,15 @@ export class ServiceAccountTokens {
   }
 
   /**
-   * The account a token names, if it is ours, unexpired and meant for one of `audiences`;
-   * undefined otherwise (the caller still checks that the account exists).
+   * The account a token names, if it is ours, unexpired and meant for one of `audiences` (any,
+   * when undefined: the caller checks them); undefined otherwise (the caller still checks that
+   * the account exists).
    */
-  verify(token: string, audiences: readonly string[], now = Date.now()): TokenSubject | undefined {
+  verify(
+    token: string,
+    audiences: readonly string[] | undefined,
+    now = Date.now(),
+  ): TokenSubject | undefined {
     if (token.length > MAX_TOKEN_LENGTH) return undefined;
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
@@ -144,7 +149,7 @@ export class ServiceAccountTokens {
       if (typeof claims.exp !== 'number' || claims.exp + LEEWAY_S < seconds) return undefined;
       if (typeof claims.nbf === 'number' && claims.nbf - LEEWAY_S > seconds) return undefined;
       const aud = Array.isArray(claims.aud) ? claims.aud : [];
-      if (!aud.some((a) => audiences.includes(a))) return undefined;
+      if (audiences !== undefined && !aud.some((a) => audiences.includes(a))) return undefined;
       const k8s = claims['kubernetes.io'];
       const { namespace } = k8s;
       const { name, uid } = k8s.serviceaccount;
