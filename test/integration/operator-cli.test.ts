@@ -11,6 +11,11 @@ import { parse as parseYaml } from 'yaml';
 import { kubectl } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml, scopeYaml } from '../support/manifests.js';
 import {
+  createOperatorIdentity,
+  DEPLOY_NAMESPACE,
+  refusalsIn,
+} from '../support/operator-identity.js';
+import {
   type LogLine,
   startControlPlaneProcess,
   startLocalProcess,
@@ -85,7 +90,10 @@ describe('the operator as the nrn-operator command runs it', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  /** `local --no-operator` in a directory of its own, with the CRDs installed, as deploy/ does. */
+  /**
+   * `local --no-operator` in a directory of its own, with the CRDs installed and the operator's
+   * ServiceAccount bound by deploy/rbac.yaml, as deploy/ does: `run` acts as it.
+   */
   const planeWithCrds = async (prefix: string) => {
     const dir = await mkdtemp(join(tmpdir(), prefix));
     dirs.push(dir);
@@ -93,7 +101,12 @@ describe('the operator as the nrn-operator command runs it', () => {
     children.push(plane.child);
     const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
     expect(crds.code).toBe(0);
-    return { dir, plane };
+    const identity = await createOperatorIdentity(
+      plane.kubeconfigPath,
+      DEPLOY_NAMESPACE,
+      join(dir, 'operator-kubeconfig'),
+    );
+    return { dir, plane, identity };
   };
 
   it('local: runs the operator beside the control plane, so a scope kubectl applies is Ready', {
@@ -111,8 +124,8 @@ describe('the operator as the nrn-operator command runs it', () => {
   it('run: with no --kubeconfig follows KUBECONFIG, and logs each reconcile with its key', {
     timeout: 120_000,
   }, async () => {
-    const { plane } = await planeWithCrds('nrn-cli-run-');
-    const operator = startOperatorProcess({ environment: plane.kubeconfigPath });
+    const { plane, identity } = await planeWithCrds('nrn-cli-run-');
+    const operator = startOperatorProcess({ environment: identity.kubeconfigPath });
     children.push(operator.child);
     await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
     const { id } = await applyUntilReady(plane.kubeconfigPath, 'shop', 'api');
@@ -122,6 +135,7 @@ describe('the operator as the nrn-operator command runs it', () => {
     expect(provisioned).toMatchObject({ controller: 'scopes', key: 'shop/api', level: 30 });
     expect(typeof provisioned.time).toBe('number');
     expect(await terminate(operator.child)).toBe(0);
+    expect(refusalsIn(operator.logs)).toEqual([]);
     expect(await terminate(plane.child)).toBe(0);
   });
 
@@ -136,15 +150,15 @@ describe('the operator as the nrn-operator command runs it', () => {
       return;
     }
     try {
-      const { dir, plane } = await planeWithCrds('nrn-cli-pod-');
+      const { dir, plane, identity } = await planeWithCrds('nrn-cli-pod-');
       const config = parseYaml(await readFile(plane.kubeconfigPath, 'utf8')) as {
         clusters: { cluster: { 'certificate-authority-data': string } }[];
-        users: { user: { token: string } }[];
       };
       const ca = config.clusters[0]?.cluster['certificate-authority-data'] ?? '';
+      // What the kubelet mounts: the CA, a token of the pod's ServiceAccount, its namespace.
       await writeFile(join(SERVICE_ACCOUNT, 'ca.crt'), Buffer.from(ca, 'base64'));
-      await writeFile(join(SERVICE_ACCOUNT, 'token'), config.users[0]?.user.token ?? '');
-      await writeFile(join(SERVICE_ACCOUNT, 'namespace'), 'nrn-system');
+      await writeFile(join(SERVICE_ACCOUNT, 'token'), identity.token);
+      await writeFile(join(SERVICE_ACCOUNT, 'namespace'), DEPLOY_NAMESPACE);
       const home = join(dir, 'home');
       await mkdir(home);
       const operator = startOperatorProcess({
@@ -154,6 +168,7 @@ describe('the operator as the nrn-operator command runs it', () => {
       await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
       await applyUntilReady(plane.kubeconfigPath, 'shop', 'pod');
       expect(await terminate(operator.child)).toBe(0);
+      expect(refusalsIn(operator.logs)).toEqual([]);
       expect(await terminate(plane.child)).toBe(0);
     } finally {
       await rm(made, { recursive: true, force: true });
