@@ -204,7 +204,22 @@ export class Registry {
           subresource(name, ['update']),
         );
         const status = t.hasStatus ? [subresource('status', ['get', 'patch', 'update'])] : [];
-        return [main, ...[...own, ...status].sort((a, b) => (a.name < b.name ? -1 : 1))];
+        // A scale subresource answers autoscaling/v1 Scale, which discovery names (scale.ts).
+        const scale =
+          strategy?.scale === undefined
+            ? []
+            : [
+                {
+                  name: `${t.resource}/scale`,
+                  singularName: '',
+                  namespaced: t.namespaced,
+                  group: 'autoscaling',
+                  version: 'v1',
+                  kind: 'Scale',
+                  verbs: ['get', 'patch', 'update'],
+                },
+              ];
+        return [main, ...[...own, ...scale, ...status].sort((a, b) => (a.name < b.name ? -1 : 1))];
       });
     // By name, as the installer lists a version's paths (serviceaccounts/token after serviceaccounts).
     const resources = [...stored, ...unstored].sort((a, b) =>
