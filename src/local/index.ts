@@ -13,6 +13,7 @@ import { EVENT_TYPE } from './kinds/event.js';
 import { BANNED_OWNERS } from './kinds/index.js';
 import { NAMESPACE_TYPE } from './kinds/namespace.js';
 import { kubeconfigYaml, loadOrCreateToken, writePrivate } from './kubeconfig.js';
+import { ensureKubernetesService } from './kubernetes-service.js';
 import { decodeMetadata, metadataCauses } from './meta.js';
 import { Objects } from './objects.js';
 import { OpenApi } from './openapi.js';
@@ -160,6 +161,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     api.server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (api.server.address() as AddressInfo).port;
+  await ensureKubernetesService(objects, port);
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const kubeconfigPath = join(dataDir, 'kubeconfig');
   await writePrivate(kubeconfigPath, kubeconfigYaml(url, token, tls.ca));

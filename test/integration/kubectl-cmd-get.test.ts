@@ -314,12 +314,40 @@ describe('get.sh run_kubectl_get_tests', () => {
 
 describe('get.sh run_retrieve_multiple_tests', () => {
   // kube::test::get_object_assert 'nodes/127.0.0.1 service/kubernetes' ... '127.0.0.1:kubernetes:'
-  // kube-apiserver makes the default/kubernetes Service itself (its kubernetesservice
-  // controller, pkg/controlplane/controller/kubernetesservice); the local control plane does not,
-  // and test/cmd's node 127.0.0.1 is a kubelet's (none here).
-  it.fails('finds the kubernetes Service in default', async () => {
+  // (test/cmd's node 127.0.0.1 is its kubelet's; no kubelet here)
+  it('finds the kubernetes Service kube-apiserver makes in default', async () => {
     expect(await s.get(['service/kubernetes', '-n', 'default'], '{{.metadata.name}}')).toBe(
       'kubernetes',
+    );
+    // core.sh run_service_tests: kube::test::get_object_assert services ... 'kubernetes:'
+    expect(
+      await s.get(['services', '-n', 'default'], '{{range.items}}{{.metadata.name}}:{{end}}'),
+    ).toBe('kubernetes:');
+    // CreateOrUpdateMasterServiceIfNeeded's Service, defaulted as any other
+    const spec = JSON.parse(
+      await s.ok(['get', 'service/kubernetes', '-n', 'default', '-o', 'json']),
+    );
+    expect(spec.metadata.labels).toEqual({ component: 'apiserver', provider: 'kubernetes' });
+    expect(spec.spec).toMatchObject({
+      clusterIP: '10.96.0.1',
+      clusterIPs: ['10.96.0.1'],
+      ipFamilyPolicy: 'SingleStack',
+      sessionAffinity: 'None',
+      type: 'ClusterIP',
+      ports: [{ name: 'https', protocol: 'TCP', port: 443 }],
+    });
+    expect(spec.spec.ports[0].targetPort).toBe(
+      Number(
+        new URL(
+          await s.ok([
+            'config',
+            'view',
+            '--minify',
+            '-o',
+            'jsonpath={.clusters[0].cluster.server}',
+          ]),
+        ).port,
+      ),
     );
   });
 });
