@@ -13,13 +13,17 @@ import {
 } from '../../src/facade/index.js';
 import { Applications, connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import { refusalLog } from '../support/operator-identity.js';
 
 const log = silentLogger();
+const facadeLog = refusalLog();
 
 describe('facade: kubernetes auth and an API server that goes away', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The facade's client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let facadeKube: Kube;
   let facade: Facade;
   let token: string;
   let ns: string;
@@ -34,10 +38,15 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
   };
 
   beforeAll(async () => {
-    cluster = await startCluster({ users: [viewer] });
+    const facadeNs = uniqueName('facade-auth-system');
+    cluster = await startCluster({ users: [viewer], operatorNamespace: facadeNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    facadeKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: facadeLog.log,
+    });
     ns = uniqueName('facade-auth');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     await kube.resource(Applications).create({
@@ -49,15 +58,19 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
     };
     token = config.users[0]?.user.token ?? '';
     facade = await startFacade({
-      kube,
-      log,
-      namespace: uniqueName('facade-auth-system'),
+      kube: facadeKube,
+      log: facadeLog.log,
+      namespace: facadeNs,
       port: 0,
-      auth: new KubernetesAuthenticator(kube.reviews),
+      // Its TokenReviews and SubjectAccessReviews are the ServiceAccount's, as in a pod.
+      auth: new KubernetesAuthenticator(facadeKube.reviews),
     });
   });
   afterAll(async () => {
     await facade?.close();
+    // Whatever the facade did, deploy/rbac.yaml allowed.
+    expect(facadeLog.refusals()).toEqual([]);
+    facadeKube?.close();
     kube?.close();
     if (!clusterClosed) await cluster?.close();
   });
@@ -108,7 +121,12 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
   });
 
   it('runs without auth only on loopback', async () => {
-    const options = { kube, log, namespace: uniqueName('facade-none'), port: 0 };
+    const options = {
+      kube: facadeKube,
+      log: facadeLog.log,
+      namespace: uniqueName('facade-none'),
+      port: 0,
+    };
     await expect(
       startFacade({ ...options, host: '0.0.0.0', auth: new NoAuthenticator() }),
     ).rejects.toThrow(/loopback/);
