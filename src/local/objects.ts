@@ -475,7 +475,8 @@ export class Objects {
         ]);
       }
     }
-    if (subresource === undefined) {
+    // The scale subresource (scale.ts) writes the object itself: its defaults and checks run.
+    if (subresource === undefined || subresource === 'scale') {
       next = this.finish(type, next, old);
     } else if (type.schema !== undefined) {
       // The rest of the object is the stored one, read back as the server reads it.
@@ -491,7 +492,7 @@ export class Objects {
         apiVersion: apiVersionOf(type),
         now: timestamp(this.now()),
         ...this.ownership(type),
-        ...(subresource === 'status' ? { subresource } : {}),
+        ...(subresource === 'status' || subresource === 'scale' ? { subresource } : {}),
       });
     }
     if (sameContent(old, next)) return { object: old };

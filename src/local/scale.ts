@@ -107,7 +107,9 @@ export async function serveScale(
   next.spec = { ...(isJson(next.spec) ? next.spec : {}), replicas: scale.replicas };
   if (scale.resourceVersion === undefined) delete next.metadata.resourceVersion;
   else next.metadata.resourceVersion = scale.resourceVersion;
-  const written = context.objects.update(type, namespace, name, next, options);
+  // Recorded in managedFields as a write of the `scale` subresource, as kube's ScaleHandler
+  // records it.
+  const written = context.objects.update(type, namespace, name, next, options, 'scale');
   await written.durable;
   const headers: Record<string, string> =
     options.warnings.length > 0 ? { Warning: context.warningHeader(options.warnings) } : {};

@@ -314,9 +314,24 @@ describe('kubectl scale (the scale subresource)', () => {
     const { name, manifest } = workload(w);
     await ok(['apply', '-f', '-'], manifest);
     expect(await ok(['scale', `${w.resource}/${name}`, '--replicas=3'])).toContain('scaled');
-    const object = await getJson(`${w.resource}/${name}`);
+    const object = JSON.parse(
+      await ok(['get', `${w.resource}/${name}`, '-o', 'json', '--show-managed-fields']),
+    );
     expect(object.spec.replicas).toBe(3);
     expect(object.metadata.generation).toBe(2);
+    // Recorded as kube's ScaleHandler records a write through the scale subresource.
+    expect(
+      object.metadata.managedFields.find(
+        (m: { subresource?: string }) => m.subresource === 'scale',
+      ),
+    ).toMatchObject({
+      manager: 'kubectl',
+      operation: 'Update',
+      apiVersion: w.apiVersion,
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      subresource: 'scale',
+    });
     const prefix = w.apiVersion === 'v1' ? '/api/v1' : `/apis/${w.apiVersion}`;
     const scale = JSON.parse(
       await ok(['get', '--raw', `${prefix}/namespaces/${ns}/${w.resource}/${name}/scale`]),
