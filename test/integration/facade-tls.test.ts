@@ -12,14 +12,19 @@ import { connect, type Kube } from '../../src/kube/index.js';
 import { issueTls, type TlsMaterial } from '../../src/local/tls.js';
 import { silentLogger } from '../../src/log.js';
 import { applyCrds } from '../../src/operator.js';
-import { startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import { refusalLog } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
+const facadeLog = refusalLog();
 
 describe('facade: HTTPS with its own certificate', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
+  /** The facade's client: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml. */
+  let facadeKube: Kube;
+  let facadeNs: string;
   let dir: string;
   let facade: Facade | undefined;
   const files = () => ({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') });
@@ -41,13 +46,21 @@ describe('facade: HTTPS with its own certificate', () => {
     new (await import('node:crypto')).X509Certificate(pair.cert).fingerprint256;
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    facadeNs = uniqueName('facade-tls');
+    cluster = await startCluster({ operatorNamespace: facadeNs });
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     await applyCrds(kube);
+    facadeKube = await connect({
+      kubeconfigPath: cluster.operatorKubeconfigPath,
+      log: facadeLog.log,
+    });
     dir = await mkdtemp(join(tmpdir(), 'nrn-facade-tls-'));
   });
   afterAll(async () => {
     await facade?.close();
+    // Whatever the facade did, deploy/rbac.yaml allowed.
+    expect(facadeLog.refusals()).toEqual([]);
+    facadeKube?.close();
     kube?.close();
     await cluster?.close();
     await rm(dir, { recursive: true, force: true });
@@ -57,9 +70,9 @@ describe('facade: HTTPS with its own certificate', () => {
     const first = issueTls(['127.0.0.1']);
     await install(first);
     facade = await startFacade({
-      kube,
-      log,
-      namespace: uniqueName('facade-tls'),
+      kube: facadeKube,
+      log: facadeLog.log,
+      namespace: facadeNs,
       host: '127.0.0.1',
       port: 0,
       auth: new NoAuthenticator(),
@@ -94,9 +107,9 @@ describe('facade: HTTPS with its own certificate', () => {
 
   it('refuses to start with a certificate and key that do not match, or are missing', async () => {
     const options = {
-      kube,
-      log,
-      namespace: uniqueName('facade-tls-bad'),
+      kube: facadeKube,
+      log: facadeLog.log,
+      namespace: facadeNs,
       host: '127.0.0.1',
       port: 0,
       auth: new NoAuthenticator(),
