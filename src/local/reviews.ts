@@ -134,7 +134,7 @@ function userInfoJson(user: UserInfo): Record_ {
 }
 
 /** What the authenticator makes of a token for some audiences: a user, or its error. */
-export type TokenVerdict = { user: UserInfo; audiences: string[] } | { error: string };
+export type TokenVerdict = { user: UserInfo; audiences: readonly string[] } | { error: string };
 
 /**
  * pkg/registry/authentication/tokenreview/storage.go: the token through the request
@@ -165,7 +165,7 @@ export function tokenReview(
         ? {
             authenticated: true,
             user: userInfoJson(verdict.user),
-            ...(verdict.audiences.length > 0 ? { audiences: verdict.audiences } : {}),
+            ...(verdict.audiences.length > 0 ? { audiences: [...verdict.audiences] } : {}),
           }
         : { user: {}, error: verdict.error },
   };

@@ -30,7 +30,7 @@ const goQuoteList = (list: readonly string[]) => `[${list.map(goQuote).join(' ')
 export interface Authenticated {
   user: UserInfo;
   /** For a ServiceAccount token, the audiences it was issued for. */
-  audiences?: string[];
+  audiences?: readonly string[];
 }
 
 export class Authenticator {
@@ -67,7 +67,8 @@ export class Authenticator {
         ? LOCAL_ADMIN
         : this.users.get(hash('sha256', token, 'hex'));
     if (user !== undefined) {
-      const audiences = intersect(API_AUDIENCES, wanted);
+      // Every request asks for the API audiences: no intersection to make for it.
+      const audiences = wanted === API_AUDIENCES ? API_AUDIENCES : intersect(API_AUDIENCES, wanted);
       return audiences.length > 0 ? { user, audiences } : { error: INVALID_TOKEN };
     }
     const subject = this.tokens.verify(token, undefined);
