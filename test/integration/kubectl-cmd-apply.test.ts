@@ -1,7 +1,9 @@
 // kubernetes/kubernetes test/cmd/apply.sh (run_kubectl_apply_tests,
-// run_kubectl_server_side_apply_tests) and diff.sh replayed with the real kubectl against the
-// cluster: each case quotes the script's line it replays and asserts what the script asserts.
+// run_kubectl_server_side_apply_tests), diff.sh and save-config.sh replayed with the real kubectl
+// against the cluster: each case quotes the script's line it replays and asserts what the script
+// asserts.
 // hack/testdata's files are written out as the objects they hold.
+import { chmod, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../support/cluster.js';
 import { type CmdSuite, namespace, pod, startCmdSuite, until } from '../support/kubectl-cmd.js';
@@ -529,3 +531,63 @@ const widgetsCrd = {
     ],
   },
 };
+
+describe('save-config.sh run_save_config_tests', () => {
+  const hasAnnotation = async (args: string[]) =>
+    (await s.ok(['get', ...args, '-o', 'yaml'])).includes(
+      'kubectl.kubernetes.io/last-applied-configuration',
+    );
+
+  it('saves the configuration on create, edit, replace, run and expose', async () => {
+    // kubectl create -f hack/testdata/pod.yaml --save-config
+    await s.ok(['create', '-f', podYaml, '--save-config']);
+    expect(await hasAnnotation(['pods', 'test-pod', '-n', ns])).toBe(true);
+    await s.ok(['delete', '-f', podYaml]);
+    // EDITOR=${temp_editor} kubectl edit pod test-pod --save-config
+    await s.ok(['create', '-f', podYaml]);
+    expect(await hasAnnotation(['pods', 'test-pod', '-n', ns])).toBe(false);
+    const editor = await s.file('save-config-editor.sh');
+    await writeFile(editor, '#!/bin/sh\nsed -i "s/test-pod-label/test-pod-label-edited/g" "$@"\n');
+    await chmod(editor, 0o755);
+    const saved = process.env.EDITOR;
+    process.env.EDITOR = editor;
+    try {
+      await s.ok(['edit', 'pod', 'test-pod', '-n', ns, '--save-config']);
+    } finally {
+      if (saved === undefined) delete process.env.EDITOR;
+      else process.env.EDITOR = saved;
+    }
+    expect(await hasAnnotation(['pods', 'test-pod', '-n', ns])).toBe(true);
+    expect(await label(['pods', 'test-pod', '-n', ns])).toBe('test-pod-label-edited');
+    await s.ok(['delete', '-f', podYaml]);
+    // kubectl replace -f hack/testdata/pod.yaml --save-config
+    await s.ok(['create', '-f', podYaml]);
+    expect(await hasAnnotation(['pods', 'test-pod', '-n', ns])).toBe(false);
+    await s.ok(['replace', '-f', podYaml, '--save-config']);
+    expect(await hasAnnotation(['pods', 'test-pod', '-n', ns])).toBe(true);
+    await s.ok(['delete', '-f', podYaml]);
+    // kubectl run nginx "--image=$IMAGE_NGINX" --save-config (kubectl 1.32 runs a Pod)
+    await s.ok(['run', 'nginx', '--image=nginx', '--save-config', '-n', ns]);
+    expect(await hasAnnotation(['pod', 'nginx', '-n', ns])).toBe(true);
+    // kubectl expose rc nginx --save-config --port=80 --target-port=8000
+    await s.ok([
+      'expose',
+      'pod',
+      'nginx',
+      '--save-config',
+      '--port=80',
+      '--target-port=8000',
+      '-n',
+      ns,
+    ]);
+    expect(await hasAnnotation(['svc', 'nginx', '-n', ns])).toBe(true);
+    expect(
+      await s.get(
+        ['svc', 'nginx', '-n', ns],
+        '{{range.spec.ports}}{{.port}}:{{.targetPort}}{{end}}',
+      ),
+    ).toBe('80:8000');
+    // kubectl delete rc,svc nginx
+    await s.ok(['delete', 'pod,svc', 'nginx', '-n', ns]);
+  });
+});

@@ -1,4 +1,4 @@
-// kubernetes/kubernetes test/cmd/get.sh, delete.sh and wait.sh replayed with the real kubectl
+// kubernetes/kubernetes test/cmd/get.sh, request-timeout.sh, delete.sh and wait.sh replayed with the real kubectl
 // against the cluster: each case quotes the script's line it replays and asserts what the script
 // asserts. Pods are stored here with no kubelet, as test/cmd's apiserver has none either.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -349,6 +349,39 @@ describe('get.sh run_retrieve_multiple_tests', () => {
         ).port,
       ),
     );
+  });
+});
+
+describe('request-timeout.sh run_kubectl_request_timeout_tests', () => {
+  it('gets within --request-timeout, watches until it, and refuses a timeout without a unit it knows', async () => {
+    const rns = uniqueName('cmd-timeout');
+    await s.ok(['create', 'namespace', rns]);
+    await s.ok(['create', '-n', rns, '-f', '-'], JSON.stringify(validPod()));
+    // output_message=$(kubectl get pod valid-pod --request-timeout=1)
+    expect(await s.ok(['get', 'pod', 'valid-pod', '--request-timeout=1', '-n', rns])).toContain(
+      'valid-pod',
+    );
+    // output_message=$(kubectl get pod valid-pod --request-timeout=1 --watch 2>&1)
+    // The script looks for the client's 'Timeout exceeded while reading body': kube-apiserver
+    // ignores `timeout=1s` on a watch (a long-running request) and the client gives up first.
+    // kubectl 1.32 ends such a watch quietly, with what it had listed.
+    const watch = await s.run([
+      'get',
+      'pod',
+      'valid-pod',
+      '--request-timeout=1',
+      '--watch',
+      '-n',
+      rns,
+    ]);
+    expect(watch.code).toBe(0);
+    expect(watch.stdout).toContain('valid-pod');
+    // output_message=$(! kubectl get pod valid-pod --request-timeout="1p" 2>&1)
+    expect(await s.fails(['get', 'pod', 'valid-pod', '--request-timeout=1p', '-n', rns])).toContain(
+      'Invalid timeout value',
+    );
+    // kubectl delete pods valid-pod
+    await s.ok(['delete', 'pods', 'valid-pod', '-n', rns]);
   });
 });
 
