@@ -5,11 +5,14 @@
 // patch) turn the Scale back into the object, spec.replicas and resourceVersion moved over, and
 // update it as any update of the object is made (defaults, validation, generation).
 import type { IncomingMessage } from 'node:http';
+import { wantsTable } from './http.js';
 import { strategyOf } from './kinds/index.js';
+import { SCALE_TABLE } from './kinds/printers.js';
 import { invalid } from './meta.js';
 import type { Objects, WriteOptions } from './objects.js';
 import { applyPatch, patchTypeOf } from './patch/index.js';
 import { qualifiedResource, type ResourceType } from './resource-type.js';
+import { parseIncludeObject, toTable } from './table.js';
 import { ApiError, badRequest, type KubeObject } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -68,7 +71,17 @@ export async function serveScale(
   const method = req.method ?? 'GET';
   if (method === 'GET') {
     await context.durable();
-    context.sendJson(200, scaleOf(type, context.objects.get(type, namespace, name)));
+    const scale = scaleOf(type, context.objects.get(type, namespace, name));
+    // kubectl get --subresource=scale asks for a Table: printScale's (ScaleREST.ConvertToTable).
+    context.sendJson(
+      200,
+      wantsTable(req.headers.accept)
+        ? toTable([scale], SCALE_TABLE, {
+            includeObject: parseIncludeObject(q.get('includeObject') ?? undefined),
+            resourceVersion: scale.metadata.resourceVersion ?? '',
+          })
+        : scale,
+    );
     return;
   }
   const patchType = method === 'PATCH' ? patchTypeOf(req.headers['content-type']) : undefined;

@@ -389,6 +389,13 @@ describe('kubectl scale (the scale subresource)', () => {
     );
   });
 
+  it('prints the Scale as kube-apiserver does for kubectl get --subresource=scale', async () => {
+    await ok(['create', 'deployment', 'shown', '--image=nginx', '--replicas=2']);
+    const table = await ok(['get', 'deployment', 'shown', '--subresource=scale']);
+    expect(table.split('\n')[0]?.split(/\s+/)).toEqual(['NAME', 'DESIRED', 'AVAILABLE', 'AGE']);
+    expect(table.split('\n')[1]).toMatch(/^shown\s+2\s+0\s+\d+s$/);
+  });
+
   it('lists each scale subresource in discovery as autoscaling/v1 Scale', async () => {
     const apps = JSON.parse(await ok(['get', '--raw', '/apis/apps/v1']));
     const core = JSON.parse(await ok(['get', '--raw', '/api/v1']));

@@ -109,6 +109,34 @@ export const LEASE_TABLE = printer([NAME, column('Holder', LEASE_HOLDER), AGE], 
 ]);
 
 /**
+ * printScale, for a GET of a scale subresource (scale.ts): its Name column has no `name` format,
+ * and Desired and Available are integers (scaleColumnDefinitions).
+ */
+export const SCALE_TABLE = printer(
+  [
+    column('Name', NAME_DESCRIPTION),
+    {
+      ...column('Desired', 'replicas is the desired number of instances for the scaled object.'),
+      type: 'integer',
+    },
+    {
+      ...column(
+        'Available',
+        'replicas is the actual number of observed instances of the scaled object.',
+      ),
+      type: 'integer',
+    },
+    AGE,
+  ],
+  (o, now) => [
+    nameOf(o),
+    record(o.spec).replicas ?? 0,
+    record(o.status).replicas ?? 0,
+    age(o, now),
+  ],
+);
+
+/**
  * printResourceQuota: each resource of status.hard, in name order, as `name: used/hard`, in
  * Limit when its name begins with `limits.`, otherwise in Request. A resource without a used
  * value is used 0. The quantities are printed as stored, where the server prints them in
