@@ -806,10 +806,15 @@ function notFoundPath(): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
-function methodNotAllowed(method: string): ApiError {
+/**
+ * go-restful's 405 as kube-apiserver's serviceErrorHandler words it (NewGenericServerResponse):
+ * the method is not named, and the details are empty.
+ */
+function methodNotAllowed(_method: string): ApiError {
   return new ApiError(
     405,
     'MethodNotAllowed',
-    `the server does not allow this method on the requested resource (${method})`,
+    'the server does not allow this method on the requested resource',
+    {},
   );
 }
