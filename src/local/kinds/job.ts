@@ -2,7 +2,7 @@
 // strategy's generated selector (batch.kubernetes.io/controller-uid), checked as ValidateJob's
 // first rules. No controller runs its pods: its status stays as written.
 import { ATOMIC, STRUCT } from '../patch/field-types.js';
-import { labelSelector, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
+import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
 import {
   defaultPodTemplate,
@@ -40,15 +40,67 @@ export function defaultJobSpec(spec: Record<string, unknown>): void {
   if (isJson(spec.template)) defaultPodTemplate(spec.template);
 }
 
-/**
- * A JobSpec's generated.proto message (k8s.io/api/batch/v1), a Job's and a CronJob's
- * jobTemplate's. podFailurePolicy (11) and successPolicy (16) are not described, nor a Job's
- * status: no kubectl generator sets them, and their fields are skipped as unknown ones.
- */
+/** A JobSpec's generated.proto message (k8s.io/api/batch/v1): a Job's and a CronJob's jobTemplate's. */
 export const jobSpecMessage = new MessageSpec([
   [1, one('parallelism', 'int32', true)],
   [2, one('completions', 'int32', true)],
   [3, one('activeDeadlineSeconds', 'int64', true)],
+  [
+    11,
+    one(
+      'podFailurePolicy',
+      new MessageSpec([
+        [
+          1,
+          list(
+            'rules',
+            new MessageSpec([
+              [1, one('action', 'string', true)],
+              [
+                2,
+                one(
+                  'onExitCodes',
+                  new MessageSpec([
+                    [1, one('containerName', 'string', true)],
+                    [2, one('operator', 'string', true)],
+                    [3, list('values', 'int32')],
+                  ]),
+                ),
+              ],
+              [
+                3,
+                list(
+                  'onPodConditions',
+                  new MessageSpec([
+                    [1, one('type', 'string', true)],
+                    [2, one('status', 'string')],
+                  ]),
+                ),
+              ],
+            ]),
+          ),
+        ],
+      ]),
+    ),
+  ],
+  [
+    16,
+    one(
+      'successPolicy',
+      new MessageSpec([
+        [
+          1,
+          list(
+            'rules',
+            new MessageSpec([
+              [1, one('succeededIndexes', 'string', true)],
+              [2, one('succeededCount', 'int32', true)],
+            ]),
+          ),
+        ],
+      ]),
+    ),
+  ],
   [7, one('backoffLimit', 'int32', true)],
   [12, one('backoffLimitPerIndex', 'int32', true)],
   [13, one('maxFailedIndexes', 'int32', true)],
@@ -65,6 +117,47 @@ export const jobSpecMessage = new MessageSpec([
 const jobMessage = new MessageSpec([
   [1, one('metadata', objectMeta)],
   [2, one('spec', jobSpecMessage)],
+  [
+    3,
+    one(
+      'status',
+      new MessageSpec([
+        [
+          1,
+          list(
+            'conditions',
+            new MessageSpec([
+              [1, one('type', 'string', true)],
+              [2, one('status', 'string', true)],
+              [3, one('lastProbeTime', 'time')],
+              [4, one('lastTransitionTime', 'time')],
+              [5, one('reason', 'string')],
+              [6, one('message', 'string')],
+            ]),
+          ),
+        ],
+        [2, one('startTime', 'time', true)],
+        [3, one('completionTime', 'time', true)],
+        [4, one('active', 'int32')],
+        [5, one('succeeded', 'int32')],
+        [6, one('failed', 'int32')],
+        [11, one('terminating', 'int32', true)],
+        [7, one('completedIndexes', 'string')],
+        [10, one('failedIndexes', 'string', true)],
+        [
+          8,
+          one(
+            'uncountedTerminatedPods',
+            new MessageSpec([
+              [1, list('succeeded', 'string')],
+              [2, list('failed', 'string')],
+            ]),
+          ),
+        ],
+        [9, one('ready', 'int32', true)],
+      ]),
+    ),
+  ],
 ]);
 
 export const jobStrategy: KindStrategy = {
