@@ -15,7 +15,7 @@ import {
   verify,
 } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { writePrivate } from '../private.js';
+import { chmodPrivate, writePrivate } from '../private.js';
 import type { UserInfo } from './attributes.js';
 
 /** kube-apiserver's --service-account-issuer, and so its default API audience, on kubeadm. */
@@ -75,6 +75,8 @@ export class ServiceAccountTokens {
     let pem: string;
     try {
       pem = await readFile(path, 'utf8');
+      // A key opened up by hand, or left by an older version, is put right (ADR 0002).
+      await chmodPrivate(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
