@@ -23,8 +23,8 @@ const fieldTypes = {
 };
 
 /**
- * Its generated.proto message (k8s.io/api/policy/v1), field by field. unhealthyPodEvictionPolicy
- * (newer than the proto file read) is not described: no kubectl generator sets it.
+ * Its generated.proto message (k8s.io/api/policy/v1), field by field; unhealthyPodEvictionPolicy
+ * is tag 4 of PodDisruptionBudgetSpec (types.go's `protobuf:"bytes,4,opt,..."`).
  */
 const podDisruptionBudgetMessage = new MessageSpec([
   [1, one('metadata', objectMeta)],
@@ -36,6 +36,7 @@ const podDisruptionBudgetMessage = new MessageSpec([
         [1, one('minAvailable', 'intOrString', true)],
         [2, one('selector', labelSelector)],
         [3, one('maxUnavailable', 'intOrString', true)],
+        [4, one('unhealthyPodEvictionPolicy', 'string', true)],
       ]),
     ),
   ],
