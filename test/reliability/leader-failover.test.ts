@@ -15,6 +15,11 @@ import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RETRY_PERIOD_MS } from '../../src/ru
 import { kubectl } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
 import {
+  createOperatorIdentity,
+  DEPLOY_NAMESPACE,
+  refusalsIn,
+} from '../support/operator-identity.js';
+import {
   type ControlPlaneProcess,
   crash,
   type LogLine,
@@ -27,7 +32,7 @@ import { report, size } from './support/scenario.js';
 
 const log = silentLogger();
 const NS = 'failover-load';
-const OPERATOR_NS = 'nrn-system';
+const OPERATOR_NS = DEPLOY_NAMESPACE;
 const APP_ID = 32;
 /** Leaders killed in turn. */
 const KILLS = size(1, 3);
@@ -59,6 +64,8 @@ describe('reliability: leader failover under load (two operator processes, kill 
   let plane: ControlPlaneProcess;
   let kube: Kube;
   let watched: { stop(): Promise<void> } | undefined;
+  /** The replicas' own identity: deploy/'s ServiceAccount, with deploy/rbac.yaml's rights. */
+  let operatorKubeconfig: string;
   const operators: OperatorProcess[] = [];
   /** When each scope was created, and when the test's own watch first saw it active. */
   const createdAt = new Map<string, number>();
@@ -86,7 +93,7 @@ describe('reliability: leader failover under load (two operator processes, kill 
     createdAt.set(name, Date.now());
   };
   const operator = () => {
-    const op = startOperatorProcess(plane.kubeconfigPath, OPERATOR_NS);
+    const op = startOperatorProcess(operatorKubeconfig, OPERATOR_NS);
     operators.push(op);
     return op;
   };
@@ -96,6 +103,13 @@ describe('reliability: leader failover under load (two operator processes, kill 
     plane = await startControlPlaneProcess(dataDir);
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     await applyCrds(kube);
+    operatorKubeconfig = (
+      await createOperatorIdentity(
+        plane.kubeconfigPath,
+        OPERATOR_NS,
+        join(dataDir, 'operator-kubeconfig'),
+      )
+    ).kubeconfigPath;
     const setup = await kubectl(
       {
         kind: 'local',
@@ -148,6 +162,8 @@ describe('reliability: leader failover under load (two operator processes, kill 
     });
     await watched?.stop();
     await Promise.all(operators.map(crash));
+    // Whatever the replicas did, deploy/rbac.yaml allowed.
+    expect(operators.flatMap((op) => refusalsIn(op.logs))).toEqual([]);
     kube?.close();
     if (plane !== undefined) {
       plane.child.kill('SIGKILL');

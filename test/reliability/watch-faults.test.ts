@@ -17,6 +17,11 @@ import { kubectl, type TestCluster } from '../support/cluster.js';
 import { FaultyProxy, type SeenRequest } from '../support/faulty-proxy.js';
 import { applicationYaml, namespaceYaml, scopeYaml } from '../support/manifests.js';
 import {
+  createOperatorIdentity,
+  DEPLOY_NAMESPACE,
+  refusalsIn,
+} from '../support/operator-identity.js';
+import {
   type ControlPlaneProcess,
   crash,
   type OperatorProcess,
@@ -209,8 +214,14 @@ describe('reliability: watch faults (operator process behind a faulty API server
       input: `${namespaceYaml(NS)}---${applicationYaml(NS, 'shop', APP_ID)}`,
     });
     expect(setup.code, setup.stderr).toBe(0);
+    // The operator as deployed (deploy/'s ServiceAccount and rights), through the proxy.
+    const identity = await createOperatorIdentity(
+      plane.kubeconfigPath,
+      DEPLOY_NAMESPACE,
+      join(dataDir, 'operator-kubeconfig'),
+    );
     proxy = await FaultyProxy.start(plane.kubeconfigPath);
-    const through = await proxy.kubeconfig(plane.kubeconfigPath, join(dataDir, 'through-proxy'));
+    const through = await proxy.kubeconfig(identity.kubeconfigPath, join(dataDir, 'through-proxy'));
     // Leader election on, as deployed: the stall below also stalls its Lease renewals.
     operator = startOperatorProcess(through);
     await operator.waitForLog((line) => line.msg === 'leadership acquired', 60_000);
@@ -238,6 +249,8 @@ describe('reliability: watch faults (operator process behind a faulty API server
       figures,
     });
     if (operator !== undefined) await crash(operator);
+    // Whatever the operator did, deploy/rbac.yaml allowed (the proxy's faults are no 403).
+    expect(refusalsIn(operator?.logs ?? [])).toEqual([]);
     await proxy?.close();
     kube?.close();
     if (plane !== undefined) {
