@@ -42,6 +42,7 @@ import {
 import { silentLogger } from '../../src/log.js';
 import { kubectl, type TestCluster } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
+import { createOperatorIdentity, DEPLOY_NAMESPACE } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
 import {
   crash,
@@ -183,6 +184,15 @@ describe('reliability: crash safety', () => {
       input: `${namespaceYaml(NS)}---${applicationYaml(NS, 'checkout', APP_ID)}`,
     });
     expect(applied.code, applied.stderr).toBe(0);
+    // The operators act as deployed: deploy/'s ServiceAccount, with deploy/rbac.yaml's rights
+    // (its token outlives the plane's restarts: the signing key is in the data dir).
+    const operatorKubeconfig = (
+      await createOperatorIdentity(
+        kubeconfigPath,
+        DEPLOY_NAMESPACE,
+        join(dataDir, 'operator-kubeconfig'),
+      )
+    ).kubeconfigPath;
 
     // The operators: one at a time, each killed -9 a random half to one and a half periods
     // after its spawn. One that is not up by then is first given a random second of work
@@ -206,7 +216,7 @@ describe('reliability: crash safety', () => {
     const alive = (op: OperatorChild) => op.child.exitCode === null && op.child.signalCode === null;
     churning = (async () => {
       while (!stopped) {
-        const op: OperatorChild = startOperator(kubeconfigPath);
+        const op: OperatorChild = startOperator(operatorKubeconfig);
         operators.starts++;
         const spawned = Date.now();
         let up = false;
@@ -285,7 +295,7 @@ describe('reliability: crash safety', () => {
     // One operator left: the churn ends (its last one killed) and a fresh one starts.
     stopChurn();
     await churning;
-    const last = startOperator(kubeconfigPath);
+    const last = startOperator(operatorKubeconfig);
     operators.starts++;
     const lastFrom = Date.now();
     const up = await Promise.race([
