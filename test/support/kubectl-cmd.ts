@@ -26,8 +26,15 @@ export interface CmdSuite {
 export async function startCmdSuite(): Promise<CmdSuite> {
   const cluster = await startCluster();
   const dir = await mkdtemp(join(tmpdir(), 'nrn-kubectl-cmd-'));
+  // A discovery cache of the suite's own: kubectl's default one is keyed by host and port, and
+  // a port a past run used may come back with that run's resources cached for hours.
+  const cacheDir = `--cache-dir=${join(dir, 'kube-cache')}`;
   const run = async (args: string[], input?: string) => {
-    const result = await kubectl(cluster, args, input !== undefined ? { input } : {});
+    const result = await kubectl(
+      cluster,
+      [cacheDir, ...args],
+      input !== undefined ? { input } : {},
+    );
     return { ...result, output: result.stdout + result.stderr };
   };
   return {
