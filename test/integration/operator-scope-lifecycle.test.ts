@@ -32,7 +32,7 @@ import {
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { Stalled } from '../../src/runtime/index.js';
-import { kubectl, startCluster, type TestCluster, uniqueName } from '../support/cluster.js';
+import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
@@ -93,7 +93,7 @@ class RefusingProvisioner implements ScopeProvisioner {
 }
 
 describe('scope lifecycle, pass by pass', () => {
-  let cluster: TestCluster;
+  let cluster: StartedCluster;
   let kube: Kube;
   /** The reconciler's own connection: its stats are its requests only. */
   let own: Kube;
@@ -158,15 +158,15 @@ describe('scope lifecycle, pass by pass', () => {
   };
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    opNs = uniqueName('scope-lifecycle-system');
+    cluster = await startCluster({ operatorNamespace: opNs });
     await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
-    own = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
+    // As the operator: deploy/'s ServiceAccount, with the rights of deploy/rbac.yaml.
+    own = await connect({ kubeconfigPath: cluster.operatorKubeconfigPath, log });
     ns = uniqueName('scope-lifecycle');
-    opNs = uniqueName('scope-lifecycle-system');
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
-    await kube.resource(Namespaces).create({ metadata: { name: opNs } });
     ids = new IdAllocator(own, { namespace: opNs });
     recorder = new EventRecorder(own, 'nrn-operator', 'test-instance', log);
     scopes = kube.informer(Scopes, { namespace: ns, transform: leanObject });

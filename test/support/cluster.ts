@@ -34,13 +34,22 @@ export interface StartedCluster extends TestCluster {
 export interface ClusterOptions {
   /** Users besides the admin, for the local control plane (elsewhere the cluster has its own). */
   readonly users?: readonly LocalUser[];
-  /** Where the test runs its operator: the namespace of the ServiceAccount it acts as. */
+  /** Where the test runs its operator: made, with the ServiceAccount it acts as there. */
   readonly operatorNamespace?: string;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<StartedCluster> {
   const external = process.env.KUBECONFIG;
   if (external !== undefined && external !== '') {
+    if (options.operatorNamespace !== undefined) {
+      await run(
+        'kubectl',
+        ['--kubeconfig', external, 'create', 'namespace', options.operatorNamespace],
+        {
+          timeout: 30_000,
+        },
+      );
+    }
     return {
       kind: 'kubeconfig',
       kubeconfigPath: external,
