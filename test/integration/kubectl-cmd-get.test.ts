@@ -455,9 +455,9 @@ describe('wait.sh run_wait_tests', () => {
   });
 
   it('times out on a jsonpath never met, and sees every deployment deleted', async () => {
-    // kubectl create deployment test-1|test-2 --image=busybox (sent as JSON here: see create.sh's)
+    // kubectl create deployment test-1|test-2 --image=busybox (a protobuf body)
     for (const name of ['test-1', 'test-2'])
-      await s.ok(['apply', '-n', wns, '-f', '-'], JSON.stringify(deployment(name)));
+      await s.ok(['create', 'deployment', name, '--image=busybox', '-n', wns]);
     expect(
       await s.get(['deployments', '-n', wns], '{{range .items}}{{.metadata.name}},{{end}}'),
     ).toBe('test-1,test-2,');
@@ -519,7 +519,8 @@ describe('wait.sh run_wait_tests', () => {
   // The deployment controller writes status.replicas; no controller runs here (ADR 0003), so the
   // field never appears.
   it.fails('sees status.replicas appear (the deployment controller sets it)', async () => {
-    await s.ok(['apply', '-n', wns, '-f', '-'], JSON.stringify(deployment('test-3')));
+    // kubectl create deployment test-3 --image=busybox
+    await s.ok(['create', 'deployment', 'test-3', '--image=busybox', '-n', wns]);
     expect(
       await s.ok([
         'wait',
