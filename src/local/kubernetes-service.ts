@@ -1,8 +1,9 @@
 // The default/kubernetes Service, which kube-apiserver makes itself rather than a controller
 // manager (pkg/controlplane/controller/kubernetesservice/controller.go,
 // CreateOrUpdateMasterServiceIfNeeded): clients and test/cmd's get.sh find it on every cluster.
-// As there it is made once, when missing, and not reconciled after (nothing corrects it but its
-// deletion); its port 443 targets the API server's port at that start. Its Endpoints are not
+// As there it is made when missing and its spec is not reconciled after; its port 443 targets
+// the API server's port at that start. Differs: kube-apiserver makes a deleted one again within
+// its endpoint interval (10s), this at the next start only. Its Endpoints are not
 // kept: kube's reconciler writes the advertised address, which Endpoints validation forbids to
 // be a loopback one, and nothing here routes the cluster IP to it anyway.
 import { serviceStrategy } from './kinds/service.js';
