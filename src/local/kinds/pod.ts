@@ -5,7 +5,9 @@
 import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
 import { MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podSpec } from '../protobuf-pod.js';
+import { podQosClass } from './pod-qos.js';
 import { defaultPodSpec, podSpecCauses, podSpecFieldTypes } from './pod-spec.js';
+import { POD_TABLE } from './printers.js';
 import { isJson, itemsOf, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
 
@@ -62,8 +64,9 @@ export const podStrategy: KindStrategy = {
       const requests = struct(resources, 'requests');
       for (const [k, v] of Object.entries(resources.limits)) if (!(k in requests)) requests[k] = v;
     }
-    if (old === undefined) object.status = { phase: 'Pending' };
+    if (old === undefined) object.status = { phase: 'Pending', qosClass: podQosClass(spec) };
     refuse(type, object, podSpecCauses(spec, 'spec'));
   },
   returnsDeletedObject: true,
+  table: POD_TABLE,
 };

@@ -57,6 +57,15 @@ function column(
   };
 }
 
+const POD_IP =
+  'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.';
+const NODE_NAME =
+  'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName.';
+const NOMINATED_NODE_NAME =
+  'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.';
+const READINESS_GATES =
+  'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True"';
+
 const NAME = column('Name', NAME_DESCRIPTION, { format: 'name' });
 const AGE = column('Age', CREATION_TIMESTAMP_DESCRIPTION);
 
@@ -86,6 +95,50 @@ export const CONFIG_MAP_TABLE = printer([NAME, column('Data', CONFIG_MAP_DATA), 
   size(o.data) + size(o.binaryData),
   age(o, now),
 ]);
+
+/**
+ * printPod, as far as a pod that never runs goes: no container is ready or restarted, its
+ * status is its phase (or reason), Terminating once deleted.
+ */
+export const POD_TABLE = printer(
+  [
+    NAME,
+    column('Ready', 'The aggregate readiness state of this pod for accepting traffic.'),
+    column('Status', 'The aggregate status of the containers in this pod.'),
+    column(
+      'Restarts',
+      'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
+    ),
+    AGE,
+    column('IP', POD_IP, { priority: 1 }),
+    column('Node', NODE_NAME, { priority: 1 }),
+    column('Nominated Node', NOMINATED_NODE_NAME, { priority: 1 }),
+    column('Readiness Gates', READINESS_GATES, { priority: 1 }),
+  ],
+  (o, now) => {
+    const spec = record(o.spec);
+    const status = record(o.status);
+    const statuses = Array.isArray(status.containerStatuses) ? status.containerStatuses : [];
+    const ready = statuses.filter((s) => record(s).ready === true).length;
+    const restarts = statuses.reduce<number>((n, s) => n + Number(record(s).restartCount ?? 0), 0);
+    const reason =
+      o.metadata.deletionTimestamp !== undefined
+        ? 'Terminating'
+        : text(status.reason) || text(status.phase);
+    const gates = Array.isArray(spec.readinessGates) ? spec.readinessGates.length : 0;
+    return [
+      nameOf(o),
+      `${ready}/${size(spec.containers)}`,
+      reason,
+      String(restarts),
+      age(o, now),
+      text(status.podIP) || '<none>',
+      text(spec.nodeName) || '<none>',
+      text(status.nominatedNodeName) || '<none>',
+      gates === 0 ? '<none>' : `0/${gates}`,
+    ];
+  },
+);
 
 export const SECRET_TABLE = printer(
   [NAME, column('Type', SECRET_TYPE), column('Data', SECRET_DATA), AGE],
