@@ -82,7 +82,12 @@ export class Wire {
       };
     }
     this.answers.push({ request, answer, label });
-    const group = answer.status === 0 ? 'closed' : `${Math.floor(answer.status / 100)}xx`;
+    const group =
+      answer.status === 0
+        ? 'closed'
+        : specifiedServerAnswer(answer)
+          ? 'specified'
+          : `${Math.floor(answer.status / 100)}xx`;
     this.counts.set(group, (this.counts.get(group) ?? 0) + 1);
     return answer;
   }
@@ -186,9 +191,30 @@ function parserRefusal(request: Request, answer: Answer): boolean {
   );
 }
 
+/**
+ * The two 5XX answers kube-apiserver gives by design to what a client asks, which are no
+ * failure of the server: a list at a resourceVersion it has not reached (the watch cache's 504
+ * "Too large resource version") and a create that carries a resourceVersion (the etcd3 store's
+ * 500, ADR 0003). The local control plane answers them as kube does.
+ */
+function specifiedServerAnswer(answer: Answer): boolean {
+  if (answer.status !== 504 && answer.status !== 500) return false;
+  let status: { message?: unknown; details?: { causes?: Array<{ reason?: unknown }> } };
+  try {
+    status = JSON.parse(answer.text) as typeof status;
+  } catch {
+    return false;
+  }
+  return answer.status === 504
+    ? (status.details?.causes ?? []).some((c) => c.reason === 'ResourceVersionTooLarge')
+    : status.message === 'resourceVersion should not be set on objects to be created';
+}
+
 function statusProblem(request: Request, answer: Answer, refused: boolean): string | undefined {
   if (parserRefusal(request, answer)) return undefined;
   if (answer.status === 0) return 'no answer';
+  if (specifiedServerAnswer(answer))
+    return refused ? `a ${answer.status} where a refusal was due` : undefined;
   if (answer.status >= 500) return `a ${answer.status}`;
   if (STACK_FRAME.test(answer.text)) return 'a stack trace in the answer';
   if (answer.status < 300) {
