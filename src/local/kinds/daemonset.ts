@@ -1,20 +1,12 @@
-// DaemonSet (apps/v1): stored with its official schema, defaulted as SetDefaults_DaemonSet and
-// checked as ValidateDaemonSet's first rules; no controller makes its pods.
-import { byKey, STRUCT } from '../patch/field-types.js';
 import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
-import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
+import { defaultPodTemplate } from './pod-spec.js';
 import { isJson, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { workloadConditionMessage, workloadFieldTypes } from './workload.js';
 import { workloadCauses } from './workload-checks.js';
 
-const fieldTypes = {
-  spec: STRUCT,
-  ...selectorFieldTypes('spec.selector'),
-  ...podTemplateFieldTypes('spec.template'),
-  status: STRUCT,
-  'status.conditions': byKey('type'),
-};
+const fieldTypes = workloadFieldTypes();
 
 const type = withSchema(
   {
@@ -75,19 +67,7 @@ const daemonSetMessage = new MessageSpec([
         [7, one('numberAvailable', 'int32')],
         [8, one('numberUnavailable', 'int32')],
         [9, one('collisionCount', 'int32', true)],
-        [
-          10,
-          list(
-            'conditions',
-            new MessageSpec([
-              [1, one('type', 'string', true)],
-              [2, one('status', 'string', true)],
-              [3, one('lastTransitionTime', 'time')],
-              [4, one('reason', 'string')],
-              [5, one('message', 'string')],
-            ]),
-          ),
-        ],
+        [10, list('conditions', workloadConditionMessage)],
       ]),
     ),
   ],

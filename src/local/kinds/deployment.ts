@@ -1,22 +1,13 @@
-// Deployment (apps/v1): stored with its official schema, defaulted as pkg/apis/apps/v1/defaults.go
-// (SetDefaults_Deployment) and checked as ValidateDeployment's first rules. No controller runs
-// here: no ReplicaSet is made, and its status stays as written (ADR 0003).
-import { byKey, STRUCT } from '../patch/field-types.js';
 import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
-import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
+import { defaultPodTemplate } from './pod-spec.js';
 import { LABEL_SELECTOR_SCALE } from './scale.js';
 import { isJson, notSupported, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { workloadFieldTypes } from './workload.js';
 import { workloadCauses } from './workload-checks.js';
 
-const fieldTypes = {
-  spec: STRUCT,
-  ...selectorFieldTypes('spec.selector'),
-  ...podTemplateFieldTypes('spec.template'),
-  status: STRUCT,
-  'status.conditions': byKey('type'),
-};
+const fieldTypes = workloadFieldTypes();
 
 const type = withSchema(
   {

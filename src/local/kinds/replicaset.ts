@@ -1,21 +1,13 @@
-// ReplicaSet (apps/v1): stored with its official schema, defaulted (replicas 1) and checked as
-// ValidateReplicaSet's first rules; no controller makes its pods, its status stays as written.
-import { byKey, STRUCT } from '../patch/field-types.js';
 import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
-import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
+import { defaultPodTemplate } from './pod-spec.js';
 import { LABEL_SELECTOR_SCALE } from './scale.js';
 import { isJson, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { workloadConditionMessage, workloadFieldTypes } from './workload.js';
 import { workloadCauses } from './workload-checks.js';
 
-const fieldTypes = {
-  spec: STRUCT,
-  ...selectorFieldTypes('spec.selector'),
-  ...podTemplateFieldTypes('spec.template'),
-  status: STRUCT,
-  'status.conditions': byKey('type'),
-};
+const fieldTypes = workloadFieldTypes();
 
 const type = withSchema(
   {
@@ -54,19 +46,7 @@ const replicaSetMessage = new MessageSpec([
         [5, one('availableReplicas', 'int32')],
         [7, one('terminatingReplicas', 'int32', true)],
         [3, one('observedGeneration', 'int64')],
-        [
-          6,
-          list(
-            'conditions',
-            new MessageSpec([
-              [1, one('type', 'string', true)],
-              [2, one('status', 'string', true)],
-              [3, one('lastTransitionTime', 'time')],
-              [4, one('reason', 'string')],
-              [5, one('message', 'string')],
-            ]),
-          ),
-        ],
+        [6, list('conditions', workloadConditionMessage)],
       ]),
     ),
   ],

@@ -1,22 +1,17 @@
 // ReplicationController (core/v1): stored with its official schema, defaulted as
 // SetDefaults_ReplicationController (replicas 1, the selector and labels from the template's
 // labels) and checked as ValidateReplicationController's first rules; no controller runs.
-import { byKey, MAP, STRUCT } from '../patch/field-types.js';
+import { MAP } from '../patch/field-types.js';
 import { list, MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import { podTemplateSpec } from '../protobuf-pod.js';
-import { defaultPodTemplate, podTemplateCauses, podTemplateFieldTypes } from './pod-spec.js';
+import { defaultPodTemplate, podTemplateCauses } from './pod-spec.js';
 import { MAP_SELECTOR_SCALE } from './scale.js';
 import { isJson, orDefault, refuse, required, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { workloadConditionMessage, workloadFieldTypes } from './workload.js';
 import { goStringMap } from './workload-checks.js';
 
-const fieldTypes = {
-  spec: STRUCT,
-  'spec.selector': MAP,
-  ...podTemplateFieldTypes('spec.template'),
-  status: STRUCT,
-  'status.conditions': byKey('type'),
-};
+const fieldTypes = workloadFieldTypes({ 'spec.selector': MAP });
 
 const type = withSchema(
   {
@@ -54,19 +49,7 @@ const replicationControllerMessage = new MessageSpec([
         [4, one('readyReplicas', 'int32')],
         [5, one('availableReplicas', 'int32')],
         [3, one('observedGeneration', 'int64')],
-        [
-          6,
-          list(
-            'conditions',
-            new MessageSpec([
-              [1, one('type', 'string', true)],
-              [2, one('status', 'string', true)],
-              [3, one('lastTransitionTime', 'time')],
-              [4, one('reason', 'string')],
-              [5, one('message', 'string')],
-            ]),
-          ),
-        ],
+        [6, list('conditions', workloadConditionMessage)],
       ]),
     ),
   ],

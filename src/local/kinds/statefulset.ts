@@ -1,22 +1,16 @@
 // StatefulSet (apps/v1): stored with its official schema, defaulted as SetDefaults_StatefulSet
 // and checked as ValidateStatefulSet's first rules; no controller makes its pods or claims.
-import { ATOMIC, byKey, STRUCT } from '../patch/field-types.js';
+import { ATOMIC } from '../patch/field-types.js';
 import { labelSelector, list, MessageSpec, objectMeta, one } from '../protobuf-messages.js';
 import { persistentVolumeClaim, podTemplateSpec } from '../protobuf-pod.js';
-import { defaultPodTemplate, podTemplateFieldTypes, selectorFieldTypes } from './pod-spec.js';
+import { defaultPodTemplate } from './pod-spec.js';
 import { LABEL_SELECTOR_SCALE } from './scale.js';
 import { isJson, orDefault, refuse, struct, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
+import { workloadConditionMessage, workloadFieldTypes } from './workload.js';
 import { workloadCauses } from './workload-checks.js';
 
-const fieldTypes = {
-  spec: STRUCT,
-  ...selectorFieldTypes('spec.selector'),
-  ...podTemplateFieldTypes('spec.template'),
-  'spec.volumeClaimTemplates': ATOMIC,
-  status: STRUCT,
-  'status.conditions': byKey('type'),
-};
+const fieldTypes = workloadFieldTypes(undefined, { 'spec.volumeClaimTemplates': ATOMIC });
 
 const type = withSchema(
   {
@@ -91,19 +85,7 @@ const statefulSetMessage = new MessageSpec([
         [6, one('currentRevision', 'string')],
         [7, one('updateRevision', 'string')],
         [9, one('collisionCount', 'int32', true)],
-        [
-          10,
-          list(
-            'conditions',
-            new MessageSpec([
-              [1, one('type', 'string', true)],
-              [2, one('status', 'string', true)],
-              [3, one('lastTransitionTime', 'time')],
-              [4, one('reason', 'string')],
-              [5, one('message', 'string')],
-            ]),
-          ),
-        ],
+        [10, list('conditions', workloadConditionMessage)],
         [11, one('availableReplicas', 'int32')],
       ]),
     ),
