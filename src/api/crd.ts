@@ -81,6 +81,12 @@ export function toStructural(node: Schema, path = ''): Schema {
         if (type === 'integer' && Math.abs(value as number) === SAFE) break;
         out[key] = value;
         break;
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum':
+        // Draft 2020-12 gives the bound itself; OpenAPI v3.0 (a CRD) a boolean beside it.
+        out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+        out[key] = true;
+        break;
       case 'pattern':
         if (!FORMATS_WITHOUT_PATTERN.has(node.format as string)) out.pattern = value;
         break;
@@ -120,7 +126,7 @@ export function buildCrd(info: KindInfo): CustomResourceDefinition {
     },
     spec: {
       group: GROUP,
-      scope: 'Namespaced',
+      scope: info.namespaced === false ? 'Cluster' : 'Namespaced',
       names: {
         kind: info.kind,
         listKind: `${info.kind}List`,

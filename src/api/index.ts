@@ -6,4 +6,5 @@ export * from './issues.js';
 export * from './nrn.js';
 export * from './resources.js';
 export * from './scope.js';
+export * from './scope-class.js';
 export * from './service.js';

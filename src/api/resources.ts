@@ -17,6 +17,7 @@ import {
   Uuid,
 } from './common.js';
 import { CreateScopeRequest, ScopeExtras } from './scope.js';
+import { MAX_CLASS_RESOURCES, ScopeClassSpec, ScopeClassStatus } from './scope-class.js';
 import { Selectors } from './service.js';
 
 export const GROUP = 'platform.nrn.dev';
@@ -66,6 +67,17 @@ export type ApplicationStatus = z.infer<typeof ApplicationStatus>;
 
 // --- Scope -------------------------------------------------------------------------------
 
+/** One object the operator made for a scope. */
+export const ChildReference = z
+  .object({
+    apiVersion: z.string().min(1).max(316),
+    kind: z.string().min(1).max(63),
+    namespace: z.string().min(1).max(63).optional(),
+    name: z.string().min(1).max(253),
+  })
+  .strict();
+export type ChildReference = z.infer<typeof ChildReference>;
+
 export const ScopeSpec = CreateScopeRequest.extend(ScopeExtras).strict();
 export type ScopeSpec = z.infer<typeof ScopeSpec>;
 
@@ -78,6 +90,18 @@ export const ScopeStatus = z
     nrn: ConcreteNrnString.optional(),
     messages: Messages.optional(),
     observedRetry: ObservedRetry.optional(),
+    scopeClass: z.string().max(253).optional().describe('The ScopeClass serving the scope.'),
+    scopeClassGeneration: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('The generation of that class the scope was last provisioned from.'),
+    inventory: z
+      .array(ChildReference)
+      .max(MAX_CLASS_RESOURCES + 8)
+      .optional()
+      .describe('What the operator made for the scope: removed on delete, pruned on change.'),
     ...CommonStatus,
   })
   .strict();
@@ -196,6 +220,8 @@ export interface KindInfo {
   readonly spec: z.ZodType;
   readonly status: z.ZodType;
   readonly printerColumns: readonly PrinterColumn[];
+  /** Cluster-scoped when false; namespaced when absent. */
+  readonly namespaced?: boolean;
 }
 
 const ready: PrinterColumn = {
@@ -234,6 +260,7 @@ export const KINDS = {
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Status', type: 'string', jsonPath: '.status.status' },
       ready,
+      { name: 'Class', type: 'string', jsonPath: '.status.scopeClass' },
       { name: 'App', type: 'integer', jsonPath: '.spec.application_id', priority: 1 },
       { name: 'Domain', type: 'string', jsonPath: '.status.domain', priority: 1 },
       age,
@@ -267,6 +294,25 @@ export const KINDS = {
       { name: 'ID', type: 'string', jsonPath: '.spec.id' },
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner.type' },
+      ready,
+      age,
+    ],
+  },
+  ScopeClass: {
+    kind: 'ScopeClass',
+    plural: 'scopeclasses',
+    singular: 'scopeclass',
+    shortNames: ['nsc'],
+    description: 'What a scope of a type becomes on this cluster: its namespace and resources.',
+    spec: ScopeClassSpec,
+    status: ScopeClassStatus,
+    namespaced: false,
+    printerColumns: [
+      { name: 'Scope-Type', type: 'string', jsonPath: '.spec.scope_type' },
+      { name: 'Default', type: 'boolean', jsonPath: '.spec.default' },
+      { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner.type' },
+      { name: 'Scopes', type: 'integer', jsonPath: '.status.scopes' },
+      { name: 'Up-to-date', type: 'integer', jsonPath: '.status.upToDate' },
       ready,
       age,
     ],

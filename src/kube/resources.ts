@@ -14,12 +14,13 @@ function ours<Spec, Status>(info: {
   readonly plural: string;
   readonly spec: z.ZodType<Spec>;
   readonly status: z.ZodType<Status>;
+  readonly namespaced?: boolean;
 }): ResourceType<Spec, Status> {
   const { kind, plural, spec, status } = info;
   return defineResource({
     group: GROUP,
     version: VERSION,
-    namespaced: true,
+    namespaced: info.namespaced !== false,
     kind,
     plural,
     spec,
@@ -31,14 +32,22 @@ export const Scopes = ours(KINDS.Scope);
 export const Services = ours(KINDS.Service);
 export const Applications = ours(KINDS.Application);
 export const ServiceSpecifications = ours(KINDS.ServiceSpecification);
+export const ScopeClasses = ours(KINDS.ScopeClass);
 
 /**
  * Kind `name` of src/api without schemas: a reconciler must still read an object whose spec
  * is invalid, to report it.
  */
 export function rawResource(name: KindName): ResourceType {
-  const { kind, plural } = KINDS[name];
-  return defineResource({ group: GROUP, version: VERSION, namespaced: true, kind, plural });
+  const info: { kind: string; plural: string; namespaced?: boolean } = KINDS[name];
+  const { kind, plural } = info;
+  return defineResource({
+    group: GROUP,
+    version: VERSION,
+    namespaced: info.namespaced !== false,
+    kind,
+    plural,
+  });
 }
 
 const core = { group: '', version: 'v1' } as const;

@@ -20,6 +20,24 @@ const dig = (value: unknown, ...keys: string[]): unknown =>
 const versionOf = (crd: { spec: Record<string, unknown> }) =>
   (crd.spec.versions as Version[])[0] as Version;
 
+/** OpenAPI v3.0's boolean exclusive bounds as draft-07 (Ajv's) numeric ones. */
+function draft7(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(draft7);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = draft7(value);
+  for (const [flag, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (out[flag] === true) {
+      out[flag] = out[bound];
+      delete out[bound];
+    }
+  }
+  return out;
+}
+
 describe('crds/', () => {
   it('is what `npm run generate` writes from src/api (run it after changing a schema)', async () => {
     const expected = renderCrdFiles();
@@ -30,16 +48,19 @@ describe('crds/', () => {
     }
   });
 
-  it('holds the four kinds of group platform.nrn.dev, category nrn', () => {
+  it('holds the five kinds of group platform.nrn.dev, category nrn; ScopeClass is cluster-scoped', () => {
     const crds = allCrds();
     expect(crds.map((c) => c.metadata.name).sort()).toEqual([
       'applications.platform.nrn.dev',
+      'scopeclasses.platform.nrn.dev',
       'scopes.platform.nrn.dev',
       'services.platform.nrn.dev',
       'servicespecifications.platform.nrn.dev',
     ]);
     for (const crd of crds) {
-      expect(crd.spec.scope).toBe('Namespaced');
+      expect(crd.spec.scope).toBe(
+        crd.metadata.name.startsWith('scopeclasses.') ? 'Cluster' : 'Namespaced',
+      );
       expect((crd.spec.names as { categories: string[] }).categories).toEqual(['nrn']);
       expect(versionOf(crd).subresources).toEqual({ status: {} });
     }
@@ -68,7 +89,7 @@ describe('crds/', () => {
         const schema = node as Record<string, unknown>;
         if ('default' in schema) {
           const { default: value, ...rest } = schema;
-          expect(ajv.validate(rest, value), `${path}: ${ajv.errorsText()}`).toBe(true);
+          expect(ajv.validate(draft7(rest), value), `${path}: ${ajv.errorsText()}`).toBe(true);
         }
         for (const [key, child] of Object.entries(schema)) walk(child, `${path}.${key}`);
       };
@@ -83,7 +104,25 @@ describe('crds/', () => {
         versionOf(crd).additionalPrinterColumns.map((c) => c.name.toUpperCase()),
       ]),
     );
-    expect(columns.Scope).toEqual(['ID', 'TYPE', 'STATUS', 'READY', 'APP', 'DOMAIN', 'AGE']);
+    expect(columns.Scope).toEqual([
+      'ID',
+      'TYPE',
+      'STATUS',
+      'READY',
+      'CLASS',
+      'APP',
+      'DOMAIN',
+      'AGE',
+    ]);
+    expect(columns.ScopeClass).toEqual([
+      'SCOPE-TYPE',
+      'DEFAULT',
+      'PROVISIONER',
+      'SCOPES',
+      'UP-TO-DATE',
+      'READY',
+      'AGE',
+    ]);
     expect(columns.Service).toEqual(['TYPE', 'STATUS', 'READY', 'ENTITY', 'AGE']);
     expect(columns.Application).toEqual(['ID', 'NRN', 'READY', 'AGE']);
     expect(columns.ServiceSpecification).toEqual(['ID', 'TYPE', 'PROVISIONER', 'READY', 'AGE']);
