@@ -35,5 +35,12 @@ export { Informer, type InformerListeners, type InformerOptions } from './inform
 export { type ConnectOptions, connect, type Kube } from './kube.js';
 export { LAST_APPLIED_ANNOTATION, leanObject, metadataOnly, StringPool } from './lean.js';
 export * from './resources.js';
+export {
+  type DiscoveryTransport,
+  RestMapper,
+  type RestMapperOptions,
+  type RestMapperStats,
+  type RestMapping,
+} from './rest-mapper.js';
 export type { ReviewAttributes, ReviewedUser, Reviews } from './reviews.js';
 export type { TransportStats } from './transport.js';

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ResourceClient, type ResourceType } from './client.js';
 import { loadClusterAccess } from './config.js';
 import { Informer, type InformerOptions } from './informer.js';
+import { RestMapper } from './rest-mapper.js';
 import { type Reviews, reviewsOver } from './reviews.js';
 import { SharedInformers } from './shared.js';
 import { Transport, type TransportStats } from './transport.js';
@@ -37,6 +38,8 @@ export interface Kube {
   ): Informer<Spec, Status>;
   /** TokenReview and SubjectAccessReview, for callers authenticated by the cluster. */
   readonly reviews: Reviews;
+  /** apiVersion + kind -> resource, from API discovery: for kinds not known in advance. */
+  readonly mapper: RestMapper;
   /** Drops pooled connections; stop informers first. */
   close(): void;
 }
@@ -61,6 +64,7 @@ export async function connect(options: ConnectOptions): Promise<Kube> {
     stats: transport.stats,
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),
+    mapper: new RestMapper(transport),
     informer: (type, informerOptions = {}) => informers.informer(type, informerOptions),
     close: () => transport.close(),
   };
