@@ -1,0 +1,811 @@
+// The per-scope template renderer of ScopeClass manifests (ADR 0019): a JSON value whose string
+// values may hold `${ <CEL expression> }` placeholders (kro's form) is compiled once, then rendered
+// for each scope with that scope's fields bound as CEL variables. It owns the placeholder syntax,
+// the CEL environment templates run in, the JSON <-> CEL value mapping and the bounds; it knows
+// nothing of Kubernetes or of what the manifests are.
+import {
+  type CelFunc,
+  CelScalar,
+  type CelValue,
+  celEnv,
+  celFunc,
+  celList,
+  celMap,
+  isCelError,
+  isCelList,
+  isCelMap,
+  isCelType,
+  isCelUint,
+  parse,
+  plan,
+} from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import { ExprSchema } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import { create } from '@bufbuild/protobuf';
+
+/** A problem with a template, at a JSON path such as `resources[2].manifest.spec.replicas`. */
+export interface TemplateProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The variables an expression may name, as plain JSON values. */
+export type TemplateVariables = Readonly<Record<string, unknown>>;
+
+export type RenderResult = { ok: true; value: unknown } | { ok: false; problem: TemplateProblem };
+
+export interface CompiledTemplate {
+  /** The value with every placeholder evaluated; a problem names the path and what failed. */
+  render(variables: TemplateVariables): RenderResult;
+  /** How many placeholders it holds (0: render returns a deep copy of the input). */
+  readonly placeholders: number;
+}
+
+/** The bounds a template and one render of it are held to (ADR 0019, "Bounds"). */
+export interface TemplateLimits {
+  /** Characters between `${` and its `}`. */
+  readonly maxExpressionLength: number;
+  /** Placeholders in one template. */
+  readonly maxPlaceholders: number;
+  /** Approximate JSON size of one rendered placeholder value (and of one interpolated string). */
+  readonly maxValueBytes: number;
+  /** Nesting depth of the template and of the variables. */
+  readonly maxDepth: number;
+  /** Values (scalars, lists, maps) in the variables of one render. */
+  readonly maxVariableNodes: number;
+  /**
+   * Cost units one render may spend over all its placeholders: 1 per comprehension iteration and
+   * per function call, plus 1 per 64 characters or elements a call reads or produces.
+   */
+  readonly maxCost: number;
+}
+
+export const DEFAULT_TEMPLATE_LIMITS: TemplateLimits = {
+  maxExpressionLength: 1000,
+  maxPlaceholders: 1000,
+  maxValueBytes: 64 * 1024,
+  maxDepth: 100,
+  maxVariableNodes: 100_000,
+  maxCost: 100_000,
+};
+
+/**
+ * Parses and type-checks every placeholder of `value` (any JSON value) once. `variables` lists the
+ * names an expression may use (e.g. ['scope', 'application', 'namespace']); an unknown name, a
+ * syntax error, an unterminated `${`, an expression longer than the bound are problems at their
+ * path (all of them, not just the first). `path` prefixes the reported paths.
+ */
+export function compileTemplate(
+  value: unknown,
+  path: string,
+  variables: readonly string[],
+  limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS,
+): CompiledTemplate | { problems: TemplateProblem[] } {
+  const compiler = new Compiler(new Set(variables), limits);
+  for (const name of variables) {
+    const problem = variableNameProblem(name);
+    if (problem !== undefined) compiler.problems.push({ path, message: problem });
+  }
+  const node = compiler.node(value, path, 0);
+  if (compiler.problems.length > 0) return { problems: compiler.problems };
+  const count = compiler.placeholders;
+  const declared = [...variables];
+  return {
+    placeholders: count,
+    render: (input) => {
+      try {
+        return render(node, declared, input, limits, path);
+      } catch (error) {
+        // Nothing below is meant to throw; this keeps the promise that render never does.
+        return { ok: false, problem: { path, message: `internal error: ${describe(error)}` } };
+      }
+    },
+  };
+}
+
+/**
+ * CEL's reserved words cannot name a variable (cel-spec langdef.md, "Syntax": `false in null true`
+ * and, "to allow easier embedding of CEL into a host language", `as break const continue else for
+ * function if import let loop package namespace return var void while`). They stay usable as
+ * field names: `scope.namespace` parses.
+ */
+const RESERVED = new Set(
+  'false in null true as break const continue else for function if import let loop package namespace return var void while'.split(
+    ' ',
+  ),
+);
+
+function variableNameProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    return `variable name '${name}' is not a CEL identifier`;
+  if (RESERVED.has(name))
+    return `variable name '${name}' is a reserved word in CEL; choose another`;
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The placeholder syntax.
+
+/** A piece of a string value: literal text, or an expression (its source text). */
+type Piece = { readonly text: string } | { readonly expr: string };
+
+/**
+ * Splits a string into literal text and `${...}` expressions. `$${` is a literal `${`. The end of
+ * an expression is the `}` that balances its `${`, counting braces outside CEL string literals
+ * only, so `${ {'a': '}'}['a'] }` is one expression. kro's scanner (pkg/graph/parser/cel.go,
+ * extractExpressions) knows only `"` literals and leaves an unterminated `${` as text; we follow
+ * the CEL lexis (langdef.md "Syntax": quotes ' and ", triple quotes, r/R raw and b/B prefixes) and
+ * report an unterminated `${`, which is far likelier a typo than intended text.
+ */
+function scan(source: string): { pieces: Piece[] } | { error: string } {
+  const pieces: Piece[] = [];
+  let text = '';
+  let i = 0;
+  while (i < source.length) {
+    if (source.startsWith('$${', i)) {
+      text += '${';
+      i += 3;
+      continue;
+    }
+    if (!source.startsWith('${', i)) {
+      text += source[i];
+      i += 1;
+      continue;
+    }
+    const end = expressionEnd(source, i + 2);
+    if (end === undefined)
+      return { error: `unterminated placeholder: \`\${\` at character ${i} has no closing \`}\`` };
+    if (text !== '') pieces.push({ text });
+    text = '';
+    pieces.push({ expr: source.slice(i + 2, end) });
+    i = end + 1;
+  }
+  if (text !== '' || pieces.length === 0) pieces.push({ text });
+  return { pieces };
+}
+
+/** The index of the `}` closing an expression that starts at `start`, skipping string literals. */
+function expressionEnd(source: string, start: number): number | undefined {
+  let depth = 1;
+  let i = start;
+  while (i < source.length) {
+    const c = source[i];
+    if (c === '"' || c === "'") {
+      const end = literalEnd(source, i);
+      if (end === undefined) return undefined;
+      i = end;
+      continue;
+    }
+    if (c === '{') depth += 1;
+    else if (c === '}') {
+      depth -= 1;
+      if (depth === 0) return i;
+    }
+    i += 1;
+  }
+  return undefined;
+}
+
+/** The index just after the string literal whose opening quote is at `open`. */
+function literalEnd(source: string, open: number): number | undefined {
+  const quote = source[open] as string;
+  // A raw literal (r'..', rb'..', br'..') has no escapes: langdef.md, "String and Bytes Values".
+  let p = open - 1;
+  let raw = false;
+  while (p >= 0 && /[rRbB]/.test(source[p] as string)) {
+    if (source[p] === 'r' || source[p] === 'R') raw = true;
+    p -= 1;
+  }
+  if (p >= 0 && /[A-Za-z0-9_]/.test(source[p] as string)) raw = false; // part of an identifier
+  const triple = source.startsWith(quote.repeat(3), open);
+  const closing = triple ? quote.repeat(3) : quote;
+  let i = open + closing.length;
+  while (i < source.length) {
+    if (!raw && source[i] === '\\') {
+      i += 2;
+      continue;
+    }
+    if (source.startsWith(closing, i)) return i + closing.length;
+    if (!triple && (source[i] === '\n' || source[i] === '\r')) return undefined;
+    i += 1;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CEL environment and its cost meter.
+
+/** The cost meter of the render in progress (evaluation is synchronous: one at a time). */
+let meter: { spent: number; limit: number } | undefined;
+
+const COST_EXCEEDED = 'evaluation cost limit exceeded';
+
+function charge(units: number): void {
+  if (meter === undefined) return;
+  meter.spent += units;
+  if (meter.spent > meter.limit)
+    throw new Error(`${COST_EXCEEDED} (${meter.limit} units per render)`);
+}
+
+function sizeOf(value: unknown): number {
+  if (typeof value === 'string' || value instanceof Uint8Array) return value.length;
+  if (isCelList(value) || isCelMap(value)) return value.size;
+  return 0;
+}
+
+/**
+ * Each standard function, charged for what it reads and makes. @bufbuild/cel 0.6 has no cost
+ * tracking of its own (no cost or budget option in CelEnvOptions or plan()); a function given in
+ * `funcs` with the id of a standard one replaces it (env.ts: "This can be used to override any
+ * std function/method"; resolver.ts createFuncGroup dedupes by id), so the meter wraps them all.
+ */
+function metered(func: CelFunc): CelFunc {
+  return Object.create(func, {
+    call: {
+      value(id: number, target: CelValue | undefined, args: CelValue[]) {
+        let read = sizeOf(target);
+        for (const arg of args) read += sizeOf(arg);
+        charge(1 + Math.ceil(read / 64));
+        const result = func.call(id, target, args);
+        const made = sizeOf(result);
+        if (made > 0) charge(Math.ceil(made / 64));
+        return result;
+      },
+    },
+  }) as CelFunc;
+}
+
+/**
+ * Called on every comprehension iteration: the macros' loops are the only loops CEL has. Metered
+ * like the others, so that an exhausted budget throws past the planner (plan.ts turns the throw
+ * into the evaluation's error) instead of becoming a CelError that `||` or `&&` could absorb.
+ */
+const TICK = '@nrn_tick';
+const tick = metered(celFunc(TICK, [CelScalar.DYN], CelScalar.DYN, (condition) => condition));
+
+const ENV = (() => {
+  const base = celEnv({ funcs: strings });
+  return celEnv({ funcs: [...[...base.funcs].map(metered), tick] });
+})();
+
+/** The type denotations of the standard environment (langdef.md, "Types"), as in `type(x) == int`. */
+const TYPE_NAMES = new Set([
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'string',
+  'bytes',
+  'list',
+  'map',
+  'null_type',
+  'type',
+  'dyn',
+]);
+
+/** Function names the planner evaluates itself (planner.ts planCall), not through the resolver. */
+const PLANNER_OPERATORS = new Set([
+  '_[_]',
+  '_[?_]',
+  '_?._',
+  '_?_:_',
+  '_&&_',
+  '_||_',
+  '@not_strictly_false',
+  '__not_strictly_false__',
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Compiling.
+
+type Evaluate = (bindings: Record<string, unknown>) => unknown;
+
+type Node =
+  | { readonly kind: 'literal'; readonly value: unknown }
+  | { readonly kind: 'object'; readonly entries: readonly (readonly [string, Node])[] }
+  | { readonly kind: 'array'; readonly items: readonly Node[] }
+  | {
+      readonly kind: 'whole';
+      readonly path: string;
+      readonly source: string;
+      readonly evaluate: Evaluate;
+    }
+  | { readonly kind: 'embedded'; readonly path: string; readonly parts: readonly Part[] };
+
+type Part = string | { readonly source: string; readonly evaluate: Evaluate };
+
+class Compiler {
+  readonly problems: TemplateProblem[] = [];
+  placeholders = 0;
+
+  constructor(
+    private readonly variables: ReadonlySet<string>,
+    private readonly limits: TemplateLimits,
+  ) {}
+
+  node(value: unknown, path: string, depth: number): Node {
+    if (depth > this.limits.maxDepth) {
+      this.problems.push({ path, message: `nested deeper than ${this.limits.maxDepth} levels` });
+      return { kind: 'literal', value: null };
+    }
+    if (typeof value === 'string') return this.string(value, path);
+    if (Array.isArray(value)) {
+      const items = value.map((item, i) => this.node(item, `${path}[${i}]`, depth + 1));
+      return items.every((item) => item.kind === 'literal')
+        ? { kind: 'literal', value }
+        : { kind: 'array', items };
+    }
+    if (typeof value === 'object' && value !== null) {
+      const entries = Object.entries(value).map(
+        ([key, item]) => [key, this.node(item, joinPath(path, key), depth + 1)] as const,
+      );
+      return entries.every(([, item]) => item.kind === 'literal')
+        ? { kind: 'literal', value }
+        : { kind: 'object', entries };
+    }
+    if (
+      value === null ||
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value))
+    ) {
+      return { kind: 'literal', value };
+    }
+    this.problems.push({ path, message: `not a JSON value (${typeof value})` });
+    return { kind: 'literal', value: null };
+  }
+
+  private string(value: string, path: string): Node {
+    if (!value.includes('${')) return { kind: 'literal', value };
+    const scanned = scan(value);
+    if ('error' in scanned) {
+      this.problems.push({ path, message: scanned.error });
+      return { kind: 'literal', value: null };
+    }
+    const { pieces } = scanned;
+    if (pieces.every((piece) => 'text' in piece))
+      return { kind: 'literal', value: pieces.map(textOf).join('') };
+    const first = pieces[0];
+    if (pieces.length === 1 && first !== undefined && 'expr' in first) {
+      return {
+        kind: 'whole',
+        path,
+        source: first.expr,
+        evaluate: this.expression(first.expr, path),
+      };
+    }
+    const parts = pieces.map(
+      (piece): Part =>
+        'text' in piece
+          ? piece.text
+          : { source: piece.expr, evaluate: this.expression(piece.expr, path) },
+    );
+    return { kind: 'embedded', path, parts };
+  }
+
+  private expression(source: string, path: string): Evaluate {
+    this.placeholders += 1;
+    const failed: Evaluate = () => null;
+    const where = `in ${quoteSource(source)}`;
+    if (this.placeholders === this.limits.maxPlaceholders + 1) {
+      this.problems.push({
+        path,
+        message: `more than ${this.limits.maxPlaceholders} placeholders in one template`,
+      });
+    }
+    if (source.length > this.limits.maxExpressionLength) {
+      this.problems.push({
+        path,
+        message: `${where}: expression is ${source.length} characters long, more than ${this.limits.maxExpressionLength}`,
+      });
+      return failed;
+    }
+    if (source.trim() === '') {
+      this.problems.push({ path, message: 'empty placeholder `${}`' });
+      return failed;
+    }
+    let root: Expr;
+    try {
+      root = parse(source).expr;
+    } catch (error) {
+      this.problems.push({
+        path,
+        message: `${where}: syntax error: ${describe(error).replace(/^<input>:/, '')}`,
+      });
+      return failed;
+    }
+    const errors = this.check(root, new Set());
+    if (errors.length > 0) {
+      for (const message of errors) this.problems.push({ path, message: `${where}: ${message}` });
+      return failed;
+    }
+    try {
+      const program = plan(ENV, root);
+      return (bindings) => program(bindings as never);
+    } catch (error) {
+      this.problems.push({ path, message: `${where}: ${describe(error)}` });
+      return failed;
+    }
+  }
+
+  /**
+   * Finds names that are neither declared variables nor bound by a macro, and unknown functions.
+   * The library's type checker (check.ts) handles only constants and identifiers in 0.6, so this
+   * walk is our check. It also puts the cost meter's tick into every comprehension's condition.
+   */
+  private check(expr: Expr | undefined, bound: ReadonlySet<string>): string[] {
+    if (expr === undefined) return [];
+    const kind = expr.exprKind;
+    switch (kind.case) {
+      case 'identExpr':
+        return bound.has(kind.value.name) ||
+          this.variables.has(kind.value.name) ||
+          TYPE_NAMES.has(kind.value.name)
+          ? []
+          : [
+              `unknown variable '${kind.value.name}' (known: ${[...this.variables].join(', ') || 'none'})`,
+            ];
+      case 'selectExpr':
+        return this.check(kind.value.operand, bound);
+      case 'callExpr': {
+        const call = kind.value;
+        const errors: string[] = [];
+        const qualified = call.target === undefined ? undefined : qualifiedName(call.target);
+        if (
+          qualified !== undefined &&
+          ENV.funcs.find(`${qualified}.${call.function}`) !== undefined
+        ) {
+          // A namespaced function such as strings.quote: its "target" is its name, not a value.
+        } else {
+          if (
+            !PLANNER_OPERATORS.has(call.function) &&
+            ENV.funcs.find(call.function) === undefined
+          ) {
+            errors.push(`unknown function '${call.function}'`);
+          }
+          errors.push(...this.check(call.target, bound));
+        }
+        for (const arg of call.args) errors.push(...this.check(arg, bound));
+        return errors;
+      }
+      case 'listExpr':
+        return kind.value.elements.flatMap((element) => this.check(element, bound));
+      case 'structExpr':
+        return kind.value.entries.flatMap((entry) => [
+          ...(entry.keyKind.case === 'mapKey' ? this.check(entry.keyKind.value, bound) : []),
+          ...this.check(entry.value, bound),
+        ]);
+      case 'comprehensionExpr': {
+        const loop = kind.value;
+        const inner = new Set([...bound, loop.accuVar]);
+        const iterated = new Set([...inner, loop.iterVar]);
+        const errors = [
+          ...this.check(loop.iterRange, bound),
+          ...this.check(loop.accuInit, bound),
+          ...this.check(loop.loopCondition, iterated),
+          ...this.check(loop.loopStep, iterated),
+          ...this.check(loop.result, inner),
+        ];
+        if (loop.loopCondition !== undefined) {
+          loop.loopCondition = create(ExprSchema, {
+            id: loop.loopCondition.id,
+            exprKind: { case: 'callExpr', value: { function: TICK, args: [loop.loopCondition] } },
+          });
+        }
+        return errors;
+      }
+      case 'constExpr':
+        return [];
+      default:
+        return [`unsupported expression (${kind.case ?? 'empty'})`];
+    }
+  }
+}
+
+function qualifiedName(expr: Expr): string | undefined {
+  const kind = expr.exprKind;
+  if (kind.case === 'identExpr') return kind.value.name;
+  if (kind.case === 'selectExpr' && !kind.value.testOnly && kind.value.operand !== undefined) {
+    const operand = qualifiedName(kind.value.operand);
+    return operand === undefined ? undefined : `${operand}.${kind.value.field}`;
+  }
+  return undefined;
+}
+
+function textOf(piece: Piece): string {
+  return 'text' in piece ? piece.text : '';
+}
+
+/** `.key`, or `["key"]` when the key is not a plain identifier (kro's joinPathAndFieldName does the same for dots). */
+function joinPath(path: string, key: string): string {
+  if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+function quoteSource(source: string): string {
+  const short = source.length > 80 ? `${source.slice(0, 77)}...` : source;
+  return `\${${short}}`;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering.
+
+class RenderProblem {
+  constructor(
+    readonly path: string,
+    readonly message: string,
+  ) {}
+}
+
+function render(
+  node: Node,
+  declared: readonly string[],
+  input: TemplateVariables,
+  limits: TemplateLimits,
+  root: string,
+): RenderResult {
+  if (node.kind === 'literal') return { ok: true, value: copy(node.value) };
+  const bindings: Record<string, unknown> = {};
+  const budget = { nodes: limits.maxVariableNodes };
+  for (const name of declared) {
+    if (!Object.hasOwn(input, name)) {
+      return { ok: false, problem: { path: root, message: `variable '${name}' was not provided` } };
+    }
+    const converted = toCel(input[name], limits.maxDepth, budget);
+    if (converted instanceof RenderProblem) {
+      return {
+        ok: false,
+        problem: { path: root, message: `variable '${name}': ${converted.message}` },
+      };
+    }
+    bindings[name] = converted;
+  }
+  const previous = meter;
+  meter = { spent: 0, limit: limits.maxCost };
+  try {
+    const value = renderNode(node, bindings, limits);
+    return value instanceof RenderProblem
+      ? { ok: false, problem: { path: value.path, message: value.message } }
+      : { ok: true, value };
+  } finally {
+    meter = previous;
+  }
+}
+
+function renderNode(
+  node: Node,
+  bindings: Record<string, unknown>,
+  limits: TemplateLimits,
+): unknown {
+  switch (node.kind) {
+    case 'literal':
+      return copy(node.value);
+    case 'array': {
+      const out: unknown[] = [];
+      for (const item of node.items) {
+        const value = renderNode(item, bindings, limits);
+        if (value instanceof RenderProblem) return value;
+        out.push(value);
+      }
+      return out;
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of node.entries) {
+        const value = renderNode(item, bindings, limits);
+        if (value instanceof RenderProblem) return value;
+        setKey(out, key, value);
+      }
+      return out;
+    }
+    case 'whole': {
+      const result = evaluate(node.evaluate, bindings, node.path, node.source);
+      if (result instanceof RenderProblem) return result;
+      const budget = { bytes: limits.maxValueBytes };
+      const value = toJson(result, limits.maxDepth, budget);
+      return typeof value === 'string'
+        ? new RenderProblem(node.path, `in ${quoteSource(node.source)}: ${value}`)
+        : value.json;
+    }
+    case 'embedded': {
+      let out = '';
+      for (const part of node.parts) {
+        if (typeof part === 'string') out += part;
+        else {
+          const result = evaluate(part.evaluate, bindings, node.path, part.source);
+          if (result instanceof RenderProblem) return result;
+          const text = embeddable(result);
+          if (text instanceof RenderProblem)
+            return new RenderProblem(node.path, `in ${quoteSource(part.source)}: ${text.message}`);
+          out += text;
+        }
+        if (out.length > limits.maxValueBytes) {
+          return new RenderProblem(
+            node.path,
+            `rendered string is longer than ${limits.maxValueBytes} characters`,
+          );
+        }
+      }
+      return out;
+    }
+  }
+}
+
+function evaluate(
+  program: Evaluate,
+  bindings: Record<string, unknown>,
+  path: string,
+  source: string,
+): CelValue | RenderProblem {
+  const result = program(bindings) as CelValue;
+  if (isCelError(result))
+    return new RenderProblem(path, `in ${quoteSource(source)}: ${celMessage(result.message)}`);
+  return result;
+}
+
+/** cel-go's wording for a missing map key ("no such key: region"), which CEL users know. */
+function celMessage(message: string): string {
+  return message.replace(/^field not found: /, 'no such key: ');
+}
+
+/** A scalar result converted as CEL's `string()` does, for a placeholder inside a longer string. */
+function embeddable(value: CelValue): string | RenderProblem {
+  if (typeof value === 'string') return value;
+  if (isCelList(value) || isCelMap(value)) {
+    return new RenderProblem(
+      '',
+      `a ${isCelList(value) ? 'list' : 'map'} cannot be embedded in a string (only scalars can; use join() or a placeholder that is the whole value)`,
+    );
+  }
+  if (value === null) return new RenderProblem('', 'null cannot be embedded in a string');
+  const text = celString(value);
+  return text ?? new RenderProblem('', `a value of type ${typeName(value)} has no string form`);
+}
+
+/** CEL's own `string()` conversion (with its formatting of doubles, durations, timestamps). */
+function celString(value: CelValue): string | undefined {
+  const result = STRING_CONVERSION?.call(0, undefined, [value]);
+  return typeof result === 'string' ? result : undefined;
+}
+
+const STRING_CONVERSION = celEnv().funcs.find('string');
+
+function typeName(value: CelValue): string {
+  if (typeof value === 'bigint') return 'int';
+  if (typeof value === 'number') return 'double';
+  if (isCelUint(value)) return 'uint';
+  if (value instanceof Uint8Array) return 'bytes';
+  if (isCelType(value)) return 'type';
+  if (typeof value === 'object' && value !== null && 'desc' in value) {
+    return String((value as { desc: { typeName: string } }).desc.typeName);
+  }
+  return typeof value;
+}
+
+/** A JSON value from a CEL result, or why there is none; `budget.bytes` bounds its JSON size. */
+function toJson(
+  value: CelValue,
+  depth: number,
+  budget: { bytes: number },
+): { json: unknown } | string {
+  const spend = (bytes: number) => {
+    budget.bytes -= bytes;
+    return budget.bytes < 0;
+  };
+  const tooLarge = 'rendered value is larger than the bound';
+  if (depth < 0) return 'rendered value is nested too deeply';
+  if (value === null || typeof value === 'boolean') return spend(5) ? tooLarge : { json: value };
+  if (typeof value === 'string') return spend(value.length + 2) ? tooLarge : { json: value };
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `${value} is not a JSON number`;
+    return spend(24) ? tooLarge : { json: value };
+  }
+  if (typeof value === 'bigint' || isCelUint(value)) {
+    const n = typeof value === 'bigint' ? value : value.value;
+    if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) {
+      return `${n} is outside the integers a JSON number holds exactly (±2^53-1)`;
+    }
+    return spend(20) ? tooLarge : { json: Number(n) };
+  }
+  if (isCelList(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      if (spend(1)) return tooLarge;
+      const converted = toJson(item, depth - 1, budget);
+      if (typeof converted === 'string') return converted;
+      out.push(converted.json);
+    }
+    return { json: out };
+  }
+  if (isCelMap(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of value.entries()) {
+      if (typeof key !== 'string')
+        return `map key ${String(key)} is not a string (JSON object keys are strings)`;
+      if (spend(key.length + 4)) return tooLarge;
+      const converted = toJson(item, depth - 1, budget);
+      if (typeof converted === 'string') return converted;
+      setKey(out, key, converted.json);
+    }
+    return { json: out };
+  }
+  // bytes, durations, timestamps, types: their CEL string form where CEL has one.
+  const text = celString(value);
+  if (text === undefined) return `a value of type ${typeName(value)} has no JSON form`;
+  return spend(text.length + 2) ? tooLarge : { json: text };
+}
+
+/**
+ * A CEL value from a JSON value: whole numbers become ints and fractional ones doubles (ADR 0019,
+ * "Numbers"), objects maps, arrays lists. Converted once per render, not at each access.
+ */
+function toCel(value: unknown, depth: number, budget: { nodes: number }): unknown {
+  budget.nodes -= 1;
+  if (budget.nodes < 0) return new RenderProblem('', 'too many values');
+  if (depth < 0) return new RenderProblem('', 'nested too deeply');
+  if (
+    value === null ||
+    typeof value === 'boolean' ||
+    typeof value === 'string' ||
+    typeof value === 'bigint'
+  ) {
+    return value;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return new RenderProblem('', `${value} is not a JSON number`);
+    return Number.isSafeInteger(value) ? BigInt(value) : value;
+  }
+  if (value === undefined) return null;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const converted = toCel(item, depth - 1, budget);
+      if (converted instanceof RenderProblem) return converted;
+      out.push(converted);
+    }
+    return celList(out as never);
+  }
+  if (typeof value === 'object') {
+    const out = new Map<string, unknown>();
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue;
+      const converted = toCel(item, depth - 1, budget);
+      if (converted instanceof RenderProblem)
+        return new RenderProblem('', `${key}: ${converted.message}`);
+      out.set(key, converted);
+    }
+    return celMap(out as never);
+  }
+  return new RenderProblem('', `not a JSON value (${typeof value})`);
+}
+
+/** A deep copy of a JSON value; faster than structuredClone for plain data. */
+function copy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copy);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      setKey(out, key, copy(item));
+    }
+    return out;
+  }
+  return value;
+}
+
+/** Sets a key, `__proto__` included (a manifest may hold any key; assignment would set the prototype). */
+function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    target[key] = value;
+  }
+}
