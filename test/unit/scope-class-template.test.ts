@@ -397,3 +397,99 @@ describe('bounds', () => {
     ).toContain('too many values');
   });
 });
+
+describe('the examples of ADR 0019', () => {
+  it('render as the ADR says', () => {
+    const resources = [
+      {
+        manifest: {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'quota', namespace: '${scope.namespace}' },
+          spec: {
+            hard: {
+              'requests.memory':
+                "${string(int(scope.requested_spec.memory_in_gb * 1024.0)) + 'Mi'}",
+              pods: '${scope.replicas * 2}',
+            },
+          },
+        },
+      },
+      {
+        manifest: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: {
+            name: '${scope.slug}-settings',
+            labels: { region: "${has(scope.dimensions.region) ? scope.dimensions.region : 'eu'}" },
+          },
+          data: { tags: "${scope.tags.join(',')}", script: 'echo $${HOME}' },
+        },
+      },
+      {
+        manifest: {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { name: 'allow-same-app', namespace: '${scope.namespace}' },
+          spec: {
+            podSelector: {},
+            ingress: [
+              {
+                from: "${scope.peers.map(p, {'namespaceSelector': {'matchLabels': {'kubernetes.io/metadata.name': p}}})}",
+              },
+            ],
+          },
+        },
+      },
+    ];
+    const input = {
+      ...variables,
+      scope: { ...scope, namespace: 'team-a-web', peers: ['team-a-api'] },
+    };
+    const result = compiled({ resources }, 'spec').render(input);
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        resources: [
+          {
+            manifest: {
+              apiVersion: 'v1',
+              kind: 'ResourceQuota',
+              metadata: { name: 'quota', namespace: 'team-a-web' },
+              spec: { hard: { 'requests.memory': '1536Mi', pods: 6 } },
+            },
+          },
+          {
+            manifest: {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: 'web-prod-settings', labels: { region: 'eu' } },
+              data: { tags: 'blue,green', script: 'echo ${HOME}' },
+            },
+          },
+          {
+            manifest: {
+              apiVersion: 'networking.k8s.io/v1',
+              kind: 'NetworkPolicy',
+              metadata: { name: 'allow-same-app', namespace: 'team-a-web' },
+              spec: {
+                podSelector: {},
+                ingress: [
+                  {
+                    from: [
+                      {
+                        namespaceSelector: {
+                          matchLabels: { 'kubernetes.io/metadata.name': 'team-a-api' },
+                        },
+                      },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    });
+  });
+});
