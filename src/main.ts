@@ -26,8 +26,9 @@ import {
   OperatorMetrics,
   startObservabilityServer,
 } from './observability.js';
-import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from './operator.js';
+import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME, startOperator } from './operator.js';
 import { messageOf, Parts } from './parts.js';
+import { installDefaultScopeClasses } from './scope-classes-install.js';
 
 /** Where /metrics, /healthz and /readyz listen; unset parts take the defaults. */
 export interface MetricsAddress {
@@ -91,6 +92,15 @@ export async function runLocal(options: LocalOptions): Promise<number> {
     );
     kube = connected;
     await parts.start('CRDs', () => applyCrds(connected));
+    // Only into a cluster just made: a platform team that edited or deleted one keeps its choice.
+    if (state === 'created') {
+      const installed = await parts.start('default ScopeClasses', () =>
+        installDefaultScopeClasses(connected, { fieldManager: OPERATOR_NAME }),
+      );
+      process.stdout.write(
+        `nrn-operator local: installed the default ScopeClasses ${installed.join(', ')} (deploy/scopeclasses/; yours to edit or delete, never installed again)\n`,
+      );
+    }
   }
   if (options.operator && kube !== undefined) {
     const connected = kube;

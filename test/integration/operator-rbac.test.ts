@@ -1,7 +1,9 @@
 // The operator as it runs in a cluster: `nrn-operator run` under the nrn-operator
 // ServiceAccount's token, whose rights are exactly deploy/rbac.yaml's, against the local control
-// plane enforcing RBAC. It reconciles a scope to active with them alone; a right taken away
-// from the ClusterRole is refused by the API server (403), to the operator and to kubectl.
+// plane enforcing RBAC. It reconciles a scope to active with them alone; its ClusterRole is
+// aggregated, so a labelled role (deploy/scope-class-kinds.yaml) adds rights without a binding;
+// a right taken away from the core role is refused by the API server (403), to the operator and
+// to kubectl.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +74,40 @@ describe('operator under RBAC', () => {
     );
   });
 
+  it('gains the rights of a labelled ClusterRole through aggregation, and only those', async () => {
+    const asOperatorCan = async (...args: string[]) =>
+      (
+        await admin([
+          'auth',
+          'can-i',
+          ...args,
+          '--as',
+          `system:serviceaccount:${DEPLOY_NAMESPACE}:nrn-operator`,
+        ])
+      ).stdout.trim();
+    // Aggregated from nrn-operator-core (createOperatorIdentity waited for it).
+    expect(
+      await asOperatorCan('patch', 'scopeclasses.platform.nrn.dev', '--subresource=status'),
+    ).toBe('yes');
+    expect(await asOperatorCan('delete', 'networkpolicies.networking.k8s.io', '-n', ns)).toBe(
+      'yes',
+    );
+    expect(await asOperatorCan('create', 'deployments.apps', '-n', ns)).toBe('no');
+    await ok(admin, ['apply', '-f', join(ROOT, 'deploy/scope-class-kinds.yaml')]);
+    // The aggregation controller fills the role after the apply returns.
+    await expect
+      .poll(() => asOperatorCan('create', 'deployments.apps', '-n', ns), { timeout: 10_000 })
+      .toBe('yes');
+    expect(await asOperatorCan('delete', 'horizontalpodautoscalers.autoscaling', '-n', ns)).toBe(
+      'yes',
+    );
+    expect(await asOperatorCan('create', 'statefulsets.apps', '-n', ns)).toBe('no');
+    await ok(admin, ['delete', '-f', join(ROOT, 'deploy/scope-class-kinds.yaml')]);
+    await expect
+      .poll(() => asOperatorCan('create', 'deployments.apps', '-n', ns), { timeout: 10_000 })
+      .toBe('no');
+  });
+
   it('reconciles a scope to active with the rights of deploy/rbac.yaml alone', async () => {
     await ok(
       admin,
@@ -95,7 +131,9 @@ describe('operator under RBAC', () => {
   });
 
   it('is refused (403) a right taken from its ClusterRole', async () => {
-    const role = parse(await ok(admin, ['get', 'clusterrole', 'nrn-operator', '-o', 'yaml']));
+    // From the labelled role: the aggregated one is rewritten from it (a change made to the
+    // aggregated role itself would be undone by the aggregation controller).
+    const role = parse(await ok(admin, ['get', 'clusterrole', 'nrn-operator-core', '-o', 'yaml']));
     // No more status patches of scopes.
     role.rules = role.rules.map((r: { resources: string[] }) => ({
       ...r,
@@ -103,6 +141,25 @@ describe('operator under RBAC', () => {
     }));
     role.rules = role.rules.filter((r: { resources: string[] }) => r.resources.length > 0);
     await ok(admin, ['replace', '-f', '-'], JSON.stringify(role));
+    await expect
+      .poll(
+        async () =>
+          (
+            await admin([
+              'auth',
+              'can-i',
+              'patch',
+              'scopes.platform.nrn.dev',
+              '--subresource=status',
+              '-n',
+              ns,
+              '--as',
+              `system:serviceaccount:${DEPLOY_NAMESPACE}:nrn-operator`,
+            ])
+          ).stdout.trim(),
+        { timeout: 10_000 },
+      )
+      .toBe('no');
     // kubectl patch would GET first: the PATCH itself, as the operator sends it.
     const patch = await rawApi(plane).call(
       'PATCH',

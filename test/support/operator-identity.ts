@@ -87,6 +87,7 @@ export async function createOperatorIdentity(
     ['apply', '-f', '-'],
     manifests.map((m) => stringifyYaml(m)).join('---\n'),
   );
+  await waitForAggregation(adminKubeconfigPath, manifests);
   const token = (
     await kubectl(adminKubeconfigPath, ['create', 'token', SERVICE_ACCOUNT, '-n', namespace])
   ).trim();
@@ -105,6 +106,71 @@ export async function createOperatorIdentity(
   const expected = `system:serviceaccount:${namespace}:${SERVICE_ACCOUNT}`;
   if (whoami !== expected) throw new Error(`${path} acts as ${whoami}, not ${expected}`);
   return { kubeconfigPath: path, token };
+}
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs?: string[];
+  resourceNames?: string[];
+}
+interface ClusterRole {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  rules?: Rule[];
+  aggregationRule?: { clusterRoleSelectors?: { matchLabels?: Record<string, string> }[] };
+}
+
+/** One line per (group, resource, verb, names) a rule grants: rules compare whatever their order. */
+const grantsOf = (rules: readonly Rule[]): string[] =>
+  rules.flatMap((rule) =>
+    (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).flatMap((resource) =>
+        (rule.verbs ?? []).map((verb) =>
+          [group, resource, verb, ...(rule.resourceNames ?? [])].join(' '),
+        ),
+      ),
+    ),
+  );
+
+/**
+ * Waits until each aggregated ClusterRole of `manifests` holds the rules of the labelled ones
+ * beside it: the API server's aggregation controller fills them after the apply, not within it
+ * (src/local/auth/aggregation.ts runs a pass on the next tick), and an operator started before
+ * would meet 403s it does not deserve. Bounded: 30 seconds.
+ */
+async function waitForAggregation(adminKubeconfigPath: string, manifests: readonly Manifest[]) {
+  const roles = manifests.filter((m) => m.kind === 'ClusterRole') as unknown as ClusterRole[];
+  const deadline = Date.now() + 30_000;
+  for (const role of roles) {
+    const selectors = role.aggregationRule?.clusterRoleSelectors;
+    if (selectors === undefined) continue;
+    const members = roles.filter(
+      (other) =>
+        other !== role &&
+        selectors.some((s) =>
+          Object.entries(s.matchLabels ?? {}).every(([k, v]) => other.metadata.labels?.[k] === v),
+        ),
+    );
+    const wanted = grantsOf(members.flatMap((m) => m.rules ?? []));
+    for (;;) {
+      const current = JSON.parse(
+        await kubectl(adminKubeconfigPath, [
+          'get',
+          'clusterrole',
+          role.metadata.name,
+          '-o',
+          'json',
+        ]),
+      ) as ClusterRole;
+      const has = new Set(grantsOf(current.rules ?? []));
+      if (wanted.every((grant) => has.has(grant))) break;
+      if (Date.now() > deadline) {
+        throw new Error(`ClusterRole ${role.metadata.name}: rules not aggregated within 30s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }
 
 /** The lines of an operator process (`nrn-operator run`) that tell of a refusal (a 403). */

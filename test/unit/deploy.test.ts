@@ -1,6 +1,8 @@
 // deploy/: every manifest is a valid Kubernetes object, the Deployment's command line is one
 // our CLI accepts, and the RBAC rules grant exactly the requests the operator and the facade
-// send (the table below, read off the code), nothing more.
+// send (the table below, read off the code), nothing more, through the aggregated ClusterRole
+// as the clusterrole-aggregation controller fills it; the opt-in roles for a ScopeClass's kinds
+// aggregate to it and stay out of the default install.
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,6 +26,12 @@ import { DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME } from '../../src/operator.js
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../src/runtime/index.js';
 
 const DEPLOY_DIR = join(import.meta.dirname, '../../deploy');
+/**
+ * Files of deploy/ a platform team applies by choice, not listed in kustomization.yaml: the
+ * rights on the kinds the example ScopeClass names.
+ */
+const OPT_IN = new Set(['scope-class-kinds.yaml']);
+const AGGREGATE_LABEL = 'platform.nrn.dev/aggregate-to-operator';
 const CLI = join(import.meta.dirname, '../../src/cli.ts');
 
 interface Manifest {
@@ -67,7 +75,10 @@ async function loadManifests(): Promise<Manifest[]> {
   return out;
 }
 
-const manifests = await loadManifests();
+const everything = await loadManifests();
+/** What `kubectl apply -k deploy/` installs. */
+const manifests = everything.filter((m) => !OPT_IN.has(m.file));
+const optIn = everything.filter((m) => OPT_IN.has(m.file));
 
 function only<T = Manifest['object']>(kind: string): T {
   const found = manifests.filter((m) => m.object.kind === kind);
@@ -100,6 +111,7 @@ interface Permission {
 
 const CORE = '';
 const LEASES = 'coordination.k8s.io';
+const NETWORKING = 'networking.k8s.io';
 
 type Row = readonly [group: string, resource: string, verb: string, scope: Scope, by: string];
 const C = 'cluster';
@@ -129,6 +141,10 @@ const ROWS: readonly Row[] = [
   [GROUP, 'servicespecifications', 'list', C, 'controllers/service/setup.ts, facade/index.ts informers'],
   [GROUP, 'servicespecifications', 'watch', C, 'controllers/service/setup.ts, facade/index.ts informers'],
   [GROUP, 'servicespecifications/status', 'patch', C, 'controllers/specification/reconciler.ts commitStatus'],
+  [GROUP, 'scopeclasses', 'get', C, 'the ScopeClass controller readByKey (issue 9)'],
+  [GROUP, 'scopeclasses', 'list', C, 'operator.ts informer of ScopeClasses: the scope reconciler selects a class from it'],
+  [GROUP, 'scopeclasses', 'watch', C, 'operator.ts informer of ScopeClasses'],
+  [GROUP, 'scopeclasses/status', 'patch', C, 'the ScopeClass controller status (scopes, upToDate, Ready)'],
   // The namespace provisioner (controllers/provisioners/namespace/) and its informers.
   [CORE, 'namespaces', 'get', C, 'provisioners/namespace/provisioner.ts currentNamespace (cache miss), remove'],
   [CORE, 'namespaces', 'list', C, 'operator.ts informer of the namespaces it manages (label selector)'],
@@ -140,6 +156,12 @@ const ROWS: readonly Row[] = [
   ...children.map((r): Row => [CORE, r, 'watch', C, 'operator.ts informer of the children it manages']),
   ...children.map((r): Row => [CORE, r, 'patch', C, 'provisioners/namespace/provisioner.ts server-side apply into the scope namespace']),
   ...children.map((r): Row => [CORE, r, 'create', C, 'provisioners/namespace/provisioner.ts server-side apply that makes the child']),
+  ...children.map((r): Row => [CORE, r, 'delete', C, 'the class provisioner prunes what a changed ScopeClass no longer makes']),
+  [NETWORKING, 'networkpolicies', 'list', C, "informer of the envelope's default-deny NetworkPolicies (label selector)"],
+  [NETWORKING, 'networkpolicies', 'watch', C, "informer of the envelope's default-deny NetworkPolicies"],
+  [NETWORKING, 'networkpolicies', 'create', C, 'the class provisioner: server-side apply that makes the default-deny policy'],
+  [NETWORKING, 'networkpolicies', 'patch', C, 'the class provisioner: server-side apply of network_policy: default_deny'],
+  [NETWORKING, 'networkpolicies', 'delete', C, 'the class provisioner prunes it when the class turns network_policy to none'],
   // Secrets (ADR 0005 "Permissions on Secrets").
   [CORE, 'secrets', 'get', C, 'domain/services/secrets.ts readSecret (attributes, webhook signing key, digest key), service/outputs.ts, facade secret attributes'],
   [CORE, 'secrets', 'list', C, 'controllers/service/setup.ts informer of labelled attribute Secrets (RBAC cannot narrow to a label)'],
@@ -245,14 +267,45 @@ function granted(): { keys: string[]; problems: string[] } {
       problems.push(`${object.kind} ${binding.metadata.name}: ${where} is not in deploy/`);
       continue;
     }
-    if (role.aggregationRule !== undefined) problems.push(`${where}: aggregationRule`);
-    expand(
-      role.rules ?? [],
-      object.kind === 'ClusterRoleBinding' ? 'cluster' : 'operator-namespace',
-      where,
-    );
+    const scope = object.kind === 'ClusterRoleBinding' ? 'cluster' : 'operator-namespace';
+    if (role.aggregationRule === undefined) {
+      expand(role.rules ?? [], scope, where);
+      continue;
+    }
+    if (role.rules !== undefined) problems.push(`${where}: rules beside an aggregationRule`);
+    for (const member of aggregatedInto(role, objects, problems)) {
+      expand(member.rules ?? [], scope, `${where} < ClusterRole ${member.metadata.name}`);
+    }
   }
   return { keys: keys.sort(), problems };
+}
+
+/**
+ * The ClusterRoles whose rules the clusterrole-aggregation controller gives `role`: those whose
+ * labels one of its clusterRoleSelectors matches (pkg/controller/clusterroleaggregation; our
+ * src/local/auth/aggregation.ts). Only matchLabels is read: deploy/ needs no more.
+ */
+function aggregatedInto(
+  role: { aggregationRule?: unknown; metadata: { name: string } },
+  objects: readonly Manifest['object'][],
+  problems: string[],
+): (Manifest['object'] & { rules?: Rule[] })[] {
+  const selectors =
+    (role.aggregationRule as { clusterRoleSelectors?: Record<string, unknown>[] })
+      .clusterRoleSelectors ?? [];
+  const matchers: Record<string, string>[] = [];
+  for (const selector of selectors) {
+    const { matchLabels, ...rest } = selector as { matchLabels?: Record<string, string> };
+    if (Object.keys(rest).length > 0 || matchLabels === undefined) {
+      problems.push(`ClusterRole ${role.metadata.name}: a selector other than matchLabels`);
+    } else matchers.push(matchLabels);
+  }
+  return objects.filter(
+    (o) =>
+      o.kind === 'ClusterRole' &&
+      o.metadata.name !== role.metadata.name &&
+      matchers.some((m) => Object.entries(m).every(([k, v]) => o.metadata.labels?.[k] === v)),
+  ) as (Manifest['object'] & { rules?: Rule[] })[];
 }
 
 const flag = (args: readonly string[], name: string): string | undefined => {
@@ -280,10 +333,12 @@ describe('deploy/', () => {
       resources: string[];
     };
     expect(kustomization.kind).toBe('Kustomization');
-    expect([...kustomization.resources].sort()).toEqual(await manifestFiles());
+    expect([...kustomization.resources].sort()).toEqual(
+      (await manifestFiles()).filter((f) => !OPT_IN.has(f)),
+    );
   });
 
-  it.each(manifests.map((m) => [`${m.file}: ${m.object.kind} ${m.object.metadata.name}`, m]))(
+  it.each(everything.map((m) => [`${m.file}: ${m.object.kind} ${m.object.metadata.name}`, m]))(
     '%s is a valid object of its kind',
     (_, { object }) => {
       const Model = MODELS[`${object.apiVersion}/${object.kind}`];
@@ -297,7 +352,7 @@ describe('deploy/', () => {
   it('puts every namespaced object in the operator namespace, nrn-system', () => {
     expect(only('Namespace').metadata.name).toBe(DEFAULT_OPERATOR_NAMESPACE);
     const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
-    for (const { file, object } of manifests) {
+    for (const { file, object } of everything) {
       if (clusterScoped.has(object.kind)) expect(object.metadata.namespace, file).toBeUndefined();
       else expect(object.metadata.namespace, file).toBe(DEFAULT_OPERATOR_NAMESPACE);
     }
@@ -310,6 +365,48 @@ describe('the RBAC of deploy/', () => {
     expect(problems).toEqual([]);
     expect(new Set(keys).size, 'a permission granted twice').toBe(keys.length);
     expect(keys).toEqual(PERMISSIONS.map(keyOf).sort());
+  });
+
+  it('binds the operator to a ClusterRole aggregating the labelled ones, core rules in one of them', () => {
+    const bound = manifests.find(
+      (m) => m.object.kind === 'ClusterRoleBinding' && m.object.metadata.name === OPERATOR_NAME,
+    )?.object as unknown as Binding | undefined;
+    expect(bound?.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: OPERATOR_NAME,
+    });
+    const role = manifests.find(
+      (m) => m.object.kind === 'ClusterRole' && m.object.metadata.name === OPERATOR_NAME,
+    )?.object;
+    expect(role?.aggregationRule).toEqual({
+      clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_LABEL]: 'true' } }],
+    });
+    const members = aggregatedInto(
+      role as NonNullable<typeof role>,
+      manifests.map((m) => m.object),
+      [],
+    );
+    expect(members.map((m) => m.metadata.name)).toEqual([`${OPERATOR_NAME}-core`]);
+  });
+
+  it('keeps the opt-in roles for class kinds aggregating, unbound, and apart from the core rules', () => {
+    expect(optIn.length).toBeGreaterThan(0);
+    const core = new Set(PERMISSIONS.map((p) => `${p.group} ${p.resource}`));
+    for (const { file, object } of optIn) {
+      expect(object.kind, file).toBe('ClusterRole');
+      expect(object.metadata.labels?.[AGGREGATE_LABEL], file).toBe('true');
+      for (const rule of (object as { rules?: Rule[] }).rules ?? []) {
+        expect(rule.resourceNames, file).toBeUndefined();
+        for (const group of rule.apiGroups ?? []) {
+          for (const resource of rule.resources ?? []) {
+            expect([group, resource, ...rule.verbs], file).not.toContain('*');
+            // The core role has it already: the opt-in file would only hide that.
+            expect(core.has(`${group} ${resource}`), `${file}: ${group} ${resource}`).toBe(false);
+          }
+        }
+      }
+    }
   });
 
   it('keeps every row of the table unique and explained', () => {
