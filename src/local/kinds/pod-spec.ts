@@ -4,14 +4,22 @@
 // _Probe, _Volume, _SecretVolumeSource... as zz_generated.defaults.go calls them for a
 // PodTemplateSpec) and the checks of pkg/apis/core/validation's ValidatePodTemplateSpec that
 // clients meet first. No pod runs here: nothing else of a pod is acted on.
-import { ATOMIC, byKey, type FieldType, MAP, SET, STRUCT } from '../patch/field-types.js';
+import {
+  ATOMIC,
+  byKey,
+  byPortAndProtocol,
+  type FieldType,
+  MAP,
+  SET,
+  STRUCT,
+} from '../patch/field-types.js';
 import type { StatusCause } from '../types.js';
 import { isJson, itemsOf, orDefault, required, struct } from './stored-kind.js';
 
 type Json = Record<string, unknown>;
 
 const CONTAINER: Record<string, FieldType> = {
-  ports: byKey('containerPort', 'protocol'),
+  ports: byPortAndProtocol('containerPort'),
   env: byKey('name'),
   envFrom: ATOMIC,
   volumeMounts: byKey('mountPath'),

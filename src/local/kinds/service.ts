@@ -4,7 +4,7 @@
 // sets, and checked as ValidateService's first rules. A cluster IP is allocated from
 // 10.96.0.0/12 as the default service CIDR; no proxy routes to it.
 import { createHash } from 'node:crypto';
-import { ATOMIC, byKey, MAP, STRUCT } from '../patch/field-types.js';
+import { ATOMIC, byKey, byPortAndProtocol, MAP, STRUCT } from '../patch/field-types.js';
 import { list, MessageSpec, map, metaCondition, objectMeta, one } from '../protobuf-messages.js';
 import type { StatusCause } from '../types.js';
 import {
@@ -22,7 +22,7 @@ import { builtinType, type KindStrategy } from './strategy.js';
 
 const fieldTypes = {
   spec: STRUCT,
-  'spec.ports': byKey('port', 'protocol'),
+  'spec.ports': byPortAndProtocol('port'),
   'spec.selector': MAP,
   'spec.externalIPs': ATOMIC,
   'spec.clusterIPs': ATOMIC,

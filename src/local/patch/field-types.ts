@@ -16,7 +16,15 @@ export type FieldType =
   /** Scalars merged by value (`patchStrategy:"merge"` without a key; `v:"x"` ownership). */
   | { readonly list: 'set' }
   /** Items merged by key (`patchMergeKey`, `x-kubernetes-list-map-keys`; `k:{...}` ownership). */
-  | { readonly list: 'map'; readonly keys: readonly string[] }
+  | {
+      readonly list: 'map';
+      readonly keys: readonly string[];
+      /**
+       * A key field's schema default, which stands in for it when an item omits it
+       * (structured-merge-diff reads the OpenAPI `default`: ContainerPort.protocol is TCP).
+       */
+      readonly keyDefaults?: Readonly<Record<string, string>>;
+    }
   /**
    * A struct. `alwaysPresent` marks a non-pointer Go struct field of a built-in kind: it
    * exists even when empty, so creating it is not a change of its own.
@@ -45,6 +53,9 @@ export const MAP = { object: 'map' } as const;
 export const STRUCT = { object: 'struct', alwaysPresent: true } as const;
 /** `patchMergeKey` / `listType=map` with these `listMapKey`s. */
 export const byKey = (...keys: string[]) => ({ list: 'map', keys }) as const;
+/** Ports: keyed by number and protocol, whose OpenAPI default (`+default="TCP"`) is TCP. */
+export const byPortAndProtocol = (port: string) =>
+  ({ list: 'map', keys: [port, 'protocol'], keyDefaults: { protocol: 'TCP' } }) as const;
 
 /** The path of field `name` below `path`, as the tables key it. */
 export const joinPath = (path: string, name: string) => (path === '' ? name : `${path}.${name}`);
@@ -61,10 +72,22 @@ export function fieldTypesFromSchema(openAPIV3Schema: unknown): ListTypeInfo {
     const listType = node['x-kubernetes-list-type'];
     if (node.type === 'array' || node.items !== undefined) {
       if (listType === 'map') {
-        const keys = node['x-kubernetes-list-map-keys'];
-        out[path] = byKey(
-          ...(Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : []),
-        );
+        const raw = node['x-kubernetes-list-map-keys'];
+        const keys = Array.isArray(raw)
+          ? raw.filter((k): k is string => typeof k === 'string')
+          : [];
+        // A key field's default stands in for it where an item omits it (structured-merge-diff).
+        const item =
+          isObject(node.items) && isObject(node.items.properties) ? node.items.properties : {};
+        const keyDefaults: Record<string, string> = {};
+        for (const key of keys) {
+          const field = item[key];
+          const value = isObject(field) ? field.default : undefined;
+          if (typeof value === 'string' || typeof value === 'number')
+            keyDefaults[key] = String(value);
+        }
+        out[path] =
+          Object.keys(keyDefaults).length > 0 ? { list: 'map', keys, keyDefaults } : byKey(...keys);
       } else if (listType === 'set') {
         out[path] = SET;
       } else if (path !== '') {

@@ -38,11 +38,29 @@ export function fieldTypesOf(
   extra?: ListTypeInfo,
 ): ListTypeInfo {
   const builtin = BUILTIN_FIELD_TYPES.get(`${String(apiVersion)}/${String(kind)}`) ?? {};
-  return { ...OBJECT_META, ...builtin, ...extra };
+  const merged: Record<string, FieldType> = { ...OBJECT_META, ...builtin, ...extra };
+  // A built-in kind's schema (from the client's models) knows its list keys but not their
+  // defaults (ContainerPort.protocol's TCP): the kind's own table does.
+  for (const [path, type] of Object.entries(builtin)) {
+    const over = merged[path];
+    if (
+      'keyDefaults' in type &&
+      over !== undefined &&
+      'list' in over &&
+      over.list === 'map' &&
+      !('keyDefaults' in over)
+    ) {
+      merged[path] = { ...over, keyDefaults: type.keyDefaults };
+    }
+  }
+  return merged;
 }
 
 export type ObjectKind = 'struct' | 'map' | 'atomic' | 'deduced';
-export type ListKind = 'atomic' | 'set' | { readonly keys: readonly string[] };
+export type ListKind =
+  | 'atomic'
+  | 'set'
+  | { readonly keys: readonly string[]; readonly keyDefaults?: Readonly<Record<string, string>> };
 
 /** A position in a kind's schema while walking an object; made and kept by its Schema. */
 export interface SchemaPos {
@@ -111,7 +129,10 @@ export class Schema {
   listKind(pos: SchemaPos): ListKind {
     const t = (pos as Pos).type;
     if (t === undefined || !('list' in t) || t.list === 'atomic') return 'atomic';
-    return t.list === 'set' ? 'set' : { keys: t.keys };
+    if (t.list === 'set') return 'set';
+    return t.keyDefaults !== undefined
+      ? { keys: t.keys, keyDefaults: t.keyDefaults }
+      : { keys: t.keys };
   }
 
   field(pos: SchemaPos, name: string): SchemaPos {

@@ -38,7 +38,7 @@ export function itemElement(
     );
   }
   const fields = kind.keys.map((key) => {
-    const value = Object.hasOwn(item, key) ? item[key] : undefined;
+    const value = Object.hasOwn(item, key) ? item[key] : kind.keyDefaults?.[key];
     if (value === undefined) {
       throw new TypedError(
         `${renderPath(list)}: element ${index}: associative list with keys has an element that omits key field "${key}" (and doesn't have default value)`,

@@ -339,6 +339,35 @@ describe('server-side apply', () => {
     });
   });
 
+  it("keys a list item that omits a key field by that field's schema default (ports: TCP)", () => {
+    const listTypes = fieldTypesFromSchema({
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            ports: {
+              type: 'array',
+              'x-kubernetes-list-type': 'map',
+              'x-kubernetes-list-map-keys': ['port', 'protocol'],
+              items: {
+                type: 'object',
+                properties: {
+                  port: { type: 'integer' },
+                  protocol: { type: 'string', default: 'TCP' },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    const made = apply(undefined, scope({ ports: [{ port: 80 }] }), 'kubectl', { listTypes });
+    expect(entry(made, 'kubectl')?.fieldsV1).toEqual({
+      'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {} } } },
+    });
+  });
+
   it('tracks metadata lists: finalizers as a set, ownerReferences by uid', () => {
     const ref = { apiVersion: 'v1', kind: 'Namespace', name: 'team', uid: 'ns-1' };
     const created = apply(
