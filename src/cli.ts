@@ -85,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
           apiPort: flags['api-port'],
           host: flags.host,
           operator: !flags['no-operator'],
+          scopeClassRolloutRate: flags['scope-class-rollout-rate'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
           ...(flags['metrics-port'] !== undefined
@@ -99,6 +100,7 @@ export async function main(argv: string[]): Promise<number> {
       return startOrExplain('run', () =>
         runOperator({
           leaderElection: !flags['no-leader-election'],
+          scopeClassRolloutRate: flags['scope-class-rollout-rate'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
           namespace: flags.namespace,

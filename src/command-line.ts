@@ -31,6 +31,21 @@ const port = () =>
 
 const text = () => z.string().min(1, 'empty');
 
+const RATE = 'a number of scopes a second, above 0 and at most 10000';
+
+const rolloutRate = () =>
+  z
+    .string()
+    .regex(/^(\d+(\.\d*)?|\.\d+)$/, `not ${RATE}`)
+    .transform(Number)
+    .refine((r) => r > 0 && r <= 10_000, `not ${RATE}`)
+    .default(10)
+    .register(flagMeta, {
+      value: 'N',
+      env: 'NRN_SCOPE_CLASS_ROLLOUT_RATE',
+      help: 'scopes a second a changed ScopeClass reaches (its rollout pace)',
+    });
+
 const authMode = () =>
   z.enum(['kubernetes', 'static', 'none'], {
     error: 'not one of kubernetes, static, none',
@@ -136,6 +151,7 @@ const localSchema = z
       help: "serve the operator's /metrics, /healthz, /readyz here (0: any free port)",
     }),
     'metrics-host': metricsHost(),
+    'scope-class-rollout-rate': rolloutRate(),
     ...facadeFlags(
       'static',
       'static (--facade-token-file, or DIR/token made on first start), kubernetes (TokenReview + SubjectAccessReview), none (loopback only)',
@@ -181,6 +197,7 @@ const runSchema = z
       help: '/metrics, /healthz, /readyz (0: any free port)',
     }),
     'metrics-host': metricsHost(),
+    'scope-class-rollout-rate': rolloutRate(),
     'no-facade': noFacade(),
     ...facadeFlags(
       'kubernetes',

@@ -57,6 +57,8 @@ export interface LocalOptions {
   facade?: FacadeAddress;
   /** Serve /metrics, /healthz, /readyz with the operator; undefined: not served. */
   metrics?: MetricsAddress;
+  /** Scopes a second a changed ScopeClass reaches. */
+  scopeClassRolloutRate?: number;
 }
 
 /** `nrn-operator local`: runs until SIGINT or SIGTERM, then stops cleanly. */
@@ -126,6 +128,9 @@ export async function runLocal(options: LocalOptions): Promise<number> {
           namespace: DEFAULT_OPERATOR_NAMESPACE,
           leaderElection: true,
           metrics,
+          ...(options.scopeClassRolloutRate !== undefined
+            ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
+            : {}),
         }),
       { close: (operator) => () => operator.stop() },
     );
@@ -221,6 +226,8 @@ export interface RunOptions {
   namespace?: string;
   leaderElection: boolean;
   baseDomain?: string;
+  /** Scopes a second a changed ScopeClass reaches. */
+  scopeClassRolloutRate?: number;
   metrics: MetricsAddress;
   facade?: FacadeAddress;
 }
@@ -271,6 +278,9 @@ export async function runOperator(options: RunOptions): Promise<number> {
         metrics,
         leaderElection: options.leaderElection,
         ...(options.baseDomain !== undefined ? { baseDomain: options.baseDomain } : {}),
+        ...(options.scopeClassRolloutRate !== undefined
+          ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
+          : {}),
       }),
     { close: (operator) => () => operator.stop() },
   );

@@ -41,6 +41,8 @@ export interface OperatorOptions {
   /** false: a single replica, controllers start at once. */
   readonly leaderElection?: boolean | LeaderElectionSettings;
   readonly baseDomain?: string;
+  /** Scopes a second a changed ScopeClass reaches (default 10). */
+  readonly scopeClassRolloutRate?: number;
   readonly resyncMs?: number;
   /** Fed by every controller's hooks, and shown the operator's parts before it starts. */
   readonly metrics?: ControllerMetrics & { observe?(operator: ObservedOperator): void };
@@ -76,6 +78,9 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     events,
     namespace: options.namespace,
     baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
+    ...(options.scopeClassRolloutRate !== undefined
+      ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
+      : {}),
     // No reconciler reads managedFields or kubectl's last-applied copy: the caches go without.
     informerOptions: {
       transform: leanObject,

@@ -1,6 +1,7 @@
 // ScopeClass: what a platform team says a scope of a type becomes on its cluster (as a
 // StorageClass says what a claim becomes): which scopes it serves, the namespace envelope, the
-// manifests rendered per scope, or an external provisioner. The model of docs/adr/0020.
+// manifests rendered per scope, or an external provisioner. The model of
+// docs/adr/0020-scope-classes.md.
 import { z } from 'zod';
 import {
   CommonStatus,
@@ -26,7 +27,7 @@ export const ScopeClassMatch = z
     labels: StringMap.optional().describe('Every pair is among the Scope object labels.'),
   })
   .strict()
-  .describe('The most specific matching class wins (docs/adr/0020).');
+  .describe('The most specific matching class wins (docs/adr/0020-scope-classes.md).');
 
 /** A quantity as the API server writes it: ResourceQuota and LimitRange values. */
 const Quantity = z

@@ -13,6 +13,8 @@ export interface SetupContext {
   /** The operator's namespace: its Lease, the scope id counter, the digest key. */
   readonly namespace: string;
   readonly baseDomain: string;
+  /** Scopes a second a changed ScopeClass reaches (the rollout's pace). */
+  readonly scopeClassRolloutRate?: number;
   /**
    * What every informer of the operator's kinds is asked with (the cache's transform, the
    * resync period): the same options, so the informers of one kind are shared (ADR 0011).

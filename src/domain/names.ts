@@ -115,3 +115,9 @@ export function olderFirst(
   const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
+
+/**
+ * On a Scope: `disabled` stops the operator applying, repairing or pruning the scope's
+ * children (maintenance by hand); the scope says so in a `Paused` condition.
+ */
+export const RECONCILE_ANNOTATION = `${LABEL_PREFIX}/reconcile`;

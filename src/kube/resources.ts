@@ -94,6 +94,13 @@ export const LimitRanges = defineResource({
   plural: 'limitranges',
   namespaced: true,
 });
+export const NetworkPolicies = defineResource({
+  group: 'networking.k8s.io',
+  version: 'v1',
+  kind: 'NetworkPolicy',
+  plural: 'networkpolicies',
+  namespaced: true,
+});
 export const Leases = defineResource({
   group: 'coordination.k8s.io',
   version: 'v1',

@@ -1,7 +1,6 @@
 // The facade's `kubernetes` auth against a real API (TokenReview + SubjectAccessReview), and
 // what a caller sees when the API server goes away: 503 for writes, reads from the cache.
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ErrorBody } from '../../src/api/index.js';
@@ -13,7 +12,13 @@ import {
 } from '../../src/facade/index.js';
 import { Applications, connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
-import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  installCrdsAndClasses,
+  kubectl,
+  type StartedCluster,
+  startCluster,
+  uniqueName,
+} from '../support/cluster.js';
 import { refusalLog } from '../support/operator-identity.js';
 
 const log = silentLogger();
@@ -40,7 +45,7 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
   beforeAll(async () => {
     const facadeNs = uniqueName('facade-auth-system');
     cluster = await startCluster({ users: [viewer], operatorNamespace: facadeNs });
-    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     facadeKube = await connect({

@@ -1,7 +1,6 @@
 // The facade from the outside: real HTTP against a cluster with the operator running, as an
 // existing client of the platform API would call it — list services with every filter, create
 // scopes and follow them to `active`, and every error in the spec's shape.
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,7 +23,13 @@ import {
 } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  installCrdsAndClasses,
+  kubectl,
+  type StartedCluster,
+  startCluster,
+  uniqueName,
+} from '../support/cluster.js';
 import { refusalLog } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
 
@@ -119,7 +124,7 @@ describe('facade', () => {
   beforeAll(async () => {
     const opNs = uniqueName('facade-system');
     cluster = await startCluster({ operatorNamespace: opNs });
-    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     operatorKube = await connect({
@@ -393,7 +398,7 @@ describe('facade', () => {
   });
 
   describe('POST /scope and GET /scope/{id}', () => {
-    it('creates a scope, answers the spec Scope object, and GET follows it to active', async () => {
+    it('creates a scope, answers the spec Scope object, and GET follows it to active, with its class', async () => {
       const answer = await createScope('Checkout API', { capabilities: { logs: true } });
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       const scope = Scope.parse(answer.body);
@@ -433,9 +438,20 @@ describe('facade', () => {
         '-n',
         ns,
         '-o',
-        'jsonpath={.status.id} {.status.status}',
+        'jsonpath={.status.id} {.status.status} {.status.scopeClass}',
       ]);
-      expect(shown.stdout).toBe(`${scope.id} active`);
+      // Its class is chosen as for a scope kubectl applies: the default of its type.
+      expect(shown.stdout).toBe(`${scope.id} active web-pool-default`);
+      const namespace = await kubectl(cluster, [
+        'get',
+        'networkpolicy',
+        'scope-default-deny',
+        '-n',
+        `nrn-scope-${scope.id}`,
+        '-o',
+        'name',
+      ]);
+      expect(namespace.stdout.trim()).toBe('networkpolicy.networking.k8s.io/scope-default-deny');
     });
 
     it('refuses a second scope of the same name in the application (409)', async () => {

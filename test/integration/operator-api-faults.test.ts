@@ -21,7 +21,13 @@ import {
   startObservabilityServer,
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  installCrdsAndClasses,
+  kubectl,
+  type StartedCluster,
+  startCluster,
+  uniqueName,
+} from '../support/cluster.js';
 import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { refusalLog } from '../support/operator-identity.js';
@@ -59,7 +65,7 @@ describe('operator: API errors are transient', () => {
     const kubeconfig = await readFile(cluster.kubeconfigPath, 'utf8');
     usable = kubeconfig.includes('token:') && kubeconfig.includes('certificate-authority-data:');
     if (!usable) return;
-    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     ns = uniqueName('api-faults');

@@ -24,6 +24,7 @@ import {
 } from '../support/operator-processes.js';
 
 const CRDS = join(import.meta.dirname, '../../crds');
+const SCOPE_CLASSES = join(import.meta.dirname, '../../deploy/scopeclasses');
 /** Where a pod's service account is mounted (client-node's in-cluster config reads it). */
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
@@ -101,6 +102,10 @@ describe('the operator as the nrn-operator command runs it', () => {
     children.push(plane.child);
     const crds = await kubectlAt(plane.kubeconfigPath)(['apply', '-f', CRDS]);
     expect(crds.code).toBe(0);
+    // A scope waits for its class: the default ones, as a platform team applies them.
+    const at = kubectlAt(plane.kubeconfigPath);
+    expect((await at(['wait', '--for=condition=Established', '-f', CRDS])).code).toBe(0);
+    expect((await at(['apply', '--server-side', '-k', SCOPE_CLASSES])).code).toBe(0);
     const identity = await createOperatorIdentity(
       plane.kubeconfigPath,
       DEPLOY_NAMESPACE,

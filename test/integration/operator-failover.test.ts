@@ -25,6 +25,7 @@ import {
 import { silentLogger } from '../../src/log.js';
 import { applyCrds } from '../../src/operator.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RETRY_PERIOD_MS } from '../../src/runtime/leader.js';
+import { installDefaultScopeClasses } from '../../src/scope-classes-install.js';
 import {
   createOperatorIdentity,
   DEPLOY_NAMESPACE,
@@ -165,6 +166,8 @@ describe('operator replicas as processes', () => {
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     // `run` expects the CRDs on the cluster (as `kubectl apply -f crds/` would put them).
     await applyCrds(kube);
+    // A scope waits for its class: the defaults, as `nrn-operator local` installs them.
+    await installDefaultScopeClasses(kube, { fieldManager: 'test' });
     const identity = await createOperatorIdentity(
       plane.kubeconfigPath,
       OPERATOR_NS,

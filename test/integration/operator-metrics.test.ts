@@ -1,7 +1,6 @@
 // The operator's /metrics, /healthz and /readyz from the outside: plain HTTP against the
 // metrics server while the operator, in-process, reconciles a scope applied with kubectl.
 import { createConnection } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
@@ -11,7 +10,13 @@ import {
   startObservabilityServer,
 } from '../../src/observability.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  installCrdsAndClasses,
+  kubectl,
+  type StartedCluster,
+  startCluster,
+  uniqueName,
+} from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { refusalLog } from '../support/operator-identity.js';
 import { sleep } from '../support/wait.js';
@@ -77,7 +82,7 @@ describe('operator: metrics and health endpoints', () => {
   beforeAll(async () => {
     opNs = uniqueName('operator-system');
     cluster = await startCluster({ operatorNamespace: opNs });
-    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     operatorKube = await connect({

@@ -42,7 +42,9 @@ beforeAll(async () => {
   plane = await startControlPlane({ dataDir, fsync: false });
   admin = kubectlAt(plane.kubeconfigPath);
   await ok(admin, ['apply', '-f', join(ROOT, 'crds')]);
-  await ok(admin, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
+  await ok(admin, ['wait', '--for=condition=Established', '-f', join(ROOT, 'crds')]);
+  // A scope waits for its class: the default ones, as a platform team applies them.
+  await ok(admin, ['apply', '--server-side', '-k', join(ROOT, 'deploy/scopeclasses')]);
   // deploy/'s namespace, ServiceAccount and RBAC as they are, and a token of the account.
   const identity = await createOperatorIdentity(
     plane.kubeconfigPath,

@@ -10,14 +10,17 @@ import type {
   ScopeSpec,
   ScopeStatus,
 } from '../../src/api/index.js';
+import { ScopeClassSpec } from '../../src/api/index.js';
 import type {
   Progress,
   ScopeProvisioner,
   ScopeTarget,
 } from '../../src/controllers/provisioners/scope-provisioner.js';
 import { SCOPE_FINALIZER, ScopeReconciler } from '../../src/controllers/scope/reconciler.js';
+import { RolloutLimiter } from '../../src/controllers/scope/rollout.js';
 import { indexApplications } from '../../src/domain/applications.js';
 import { EventRecorder } from '../../src/domain/event-recorder.js';
+import { ClassCatalog, type ScopeClassObject } from '../../src/domain/scope-classes/catalog.js';
 import { IdAllocator } from '../../src/domain/scopes/id-allocator.js';
 import { indexScopes } from '../../src/domain/scopes/index.js';
 import {
@@ -39,6 +42,14 @@ const log = silentLogger();
 const APP_ID = 31;
 
 /** Ready after `slowPasses` passes that report in_progress. */
+/** The class every scope here gets: a bare namespace, provisioned by the stub below. */
+const STUB_CLASS: ScopeClassObject = {
+  apiVersion: 'platform.nrn.dev/v1alpha1',
+  kind: 'ScopeClass',
+  metadata: { name: 'stub', uid: 'stub-uid', generation: 1 },
+  spec: ScopeClassSpec.parse({ scope_type: 'web_pool', default: true }),
+};
+
 class StubProvisioner implements ScopeProvisioner {
   readonly type = 'stub';
   private readonly passes = new Map<string, number>();
@@ -112,7 +123,12 @@ describe('scope lifecycle, pass by pass', () => {
       applications,
       events: recorder,
       ids,
-      provisioner,
+      classes: new ClassCatalog({
+        list: () => [STUB_CLASS],
+        get: (_namespace, name) => (name === STUB_CLASS.metadata.name ? STUB_CLASS : undefined),
+      }),
+      provisioners: { namespace: provisioner },
+      rollout: new RolloutLimiter(),
     });
   const createScope = (name: string) =>
     kube.resource(Scopes).create({

@@ -1,11 +1,16 @@
 // The operator from the outside: kubectl applies Applications and Scopes against a cluster
 // with the operator running in-process, and reads back what a platform team would see.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Kube, Namespaces, Scopes } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { type Operator, startOperator } from '../../src/operator.js';
-import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  installCrdsAndClasses,
+  kubectl,
+  type StartedCluster,
+  startCluster,
+  uniqueName,
+} from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { refusalLog } from '../support/operator-identity.js';
 import { lifecycle, readUntil, sleep, untilCount } from '../support/wait.js';
@@ -88,7 +93,7 @@ describe('operator: scopes', () => {
   beforeAll(async () => {
     opNs = uniqueName('operator-system');
     cluster = await startCluster({ operatorNamespace: opNs });
-    await kubectl(cluster, ['apply', '-f', join(import.meta.dirname, '../../crds')]);
+    await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
     operatorKube = await connect({

@@ -87,6 +87,7 @@ describe('the README walkthrough, pasted block by block', () => {
       'tsconfig.build.json',
       'src',
       'examples',
+      'deploy',
     ]) {
       await cp(join(ROOT, entry), join(work, entry), { recursive: true });
     }

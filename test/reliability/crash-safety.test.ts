@@ -23,12 +23,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  LIMIT_RANGE_NAME,
-  QUOTA_NAME,
-  SERVICE_ACCOUNT_NAME,
-} from '../../src/controllers/provisioners/namespace/provisioner.js';
 import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../src/domain/names.js';
+import { LIMIT_RANGE_NAME, QUOTA_NAME } from '../../src/domain/scope-classes/children.js';
 import {
   connect,
   type Kube,
@@ -394,7 +390,7 @@ describe('reliability: crash safety', () => {
         childKey('Namespace', undefined, ns),
         childKey('ResourceQuota', ns, QUOTA_NAME),
         childKey('LimitRange', ns, LIMIT_RANGE_NAME),
-        childKey('ServiceAccount', ns, SERVICE_ACCOUNT_NAME),
+        childKey('ServiceAccount', ns, 'scope-runtime'),
       ];
       for (const key of expected) {
         if (childUid.get(key) !== s.metadata.uid) missing.push(`${specName(s)}: ${key}`);

@@ -12,6 +12,7 @@ import { connect, type Kube, Scopes } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
 import { applyCrds } from '../../src/operator.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RETRY_PERIOD_MS } from '../../src/runtime/leader.js';
+import { installDefaultScopeClasses } from '../../src/scope-classes-install.js';
 import { kubectl } from '../support/cluster.js';
 import { applicationYaml, namespaceYaml } from '../support/manifests.js';
 import {
@@ -103,6 +104,8 @@ describe('reliability: leader failover under load (two operator processes, kill 
     plane = await startControlPlaneProcess(dataDir);
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     await applyCrds(kube);
+    // A scope waits for its class: the defaults, as `nrn-operator local` installs them.
+    await installDefaultScopeClasses(kube, { fieldManager: 'test' });
     operatorKubeconfig = (
       await createOperatorIdentity(
         plane.kubeconfigPath,

@@ -13,6 +13,7 @@ import { connect, DEFAULT_BACKOFF, type Kube, Scopes } from '../../src/kube/inde
 import { silentLogger } from '../../src/log.js';
 import { applyCrds } from '../../src/operator.js';
 import { DEFAULT_RENEW_DEADLINE_MS } from '../../src/runtime/leader.js';
+import { installDefaultScopeClasses } from '../../src/scope-classes-install.js';
 import { kubectl, type TestCluster } from '../support/cluster.js';
 import { FaultyProxy, type SeenRequest } from '../support/faulty-proxy.js';
 import { applicationYaml, namespaceYaml, scopeYaml } from '../support/manifests.js';
@@ -210,6 +211,8 @@ describe('reliability: watch faults (operator process behind a faulty API server
     };
     kube = await connect({ kubeconfigPath: plane.kubeconfigPath, log });
     await applyCrds(kube);
+    // A scope waits for its class: the defaults, as `nrn-operator local` installs them.
+    await installDefaultScopeClasses(kube, { fieldManager: 'test' });
     const setup = await kubectl(cluster, ['apply', '-f', '-'], {
       input: `${namespaceYaml(NS)}---${applicationYaml(NS, 'shop', APP_ID)}`,
     });

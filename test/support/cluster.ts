@@ -195,3 +195,21 @@ export const kubectlAt = (kubeconfigPath: string) => {
   return (args: string[], input?: string) =>
     kubectl(cluster, args, { timeoutMs: 60_000, ...(input !== undefined ? { input } : {}) });
 };
+
+const ROOT = join(import.meta.dirname, '../..');
+
+/**
+ * crds/, and once they are served, deploy/scopeclasses/ (a scope waits for its class): what a
+ * platform team applies before the operator can provision a scope. Throws on a refusal.
+ */
+export async function installCrdsAndClasses(cluster: TestCluster): Promise<void> {
+  const steps = [
+    ['apply', '-f', join(ROOT, 'crds')],
+    ['wait', '--for=condition=Established', '--timeout=60s', '-f', join(ROOT, 'crds')],
+    ['apply', '--server-side', '-k', join(ROOT, 'deploy/scopeclasses')],
+  ];
+  for (const args of steps) {
+    const result = await kubectl(cluster, args, { timeoutMs: 60_000 });
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+  }
+}

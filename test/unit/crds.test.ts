@@ -89,7 +89,9 @@ describe('crds/', () => {
         const schema = node as Record<string, unknown>;
         if ('default' in schema) {
           const { default: value, ...rest } = schema;
-          expect(ajv.validate(draft7(rest) as object, value), `${path}: ${ajv.errorsText()}`).toBe(true);
+          expect(ajv.validate(draft7(rest) as object, value), `${path}: ${ajv.errorsText()}`).toBe(
+            true,
+          );
         }
         for (const [key, child] of Object.entries(schema)) walk(child, `${path}.${key}`);
       };

@@ -13,10 +13,14 @@ import {
   ScopeClassSpec,
   ScopeType,
 } from '../../src/api/index.js';
-import {
-  CPU_PROFILES,
-  SERVICE_ACCOUNT_NAME,
-} from '../../src/controllers/provisioners/namespace/provisioner.js';
+
+/** The namespace provisioner's table before classes (ADR 0004): the defaults must keep it. */
+const CPU_PROFILES = {
+  standard: { limit: '2', request: '1', defaultLimit: '500m', defaultRequest: '100m' },
+  intensive: { limit: '8', request: '4', defaultLimit: '2', defaultRequest: '500m' },
+} as const;
+const SERVICE_ACCOUNT_NAME = 'scope-runtime';
+
 import {
   DEFAULT_SCOPE_CLASSES_DIR,
   loadDefaultScopeClasses,

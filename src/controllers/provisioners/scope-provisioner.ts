@@ -1,6 +1,7 @@
 // What a scope provisioner is: an idempotent, level-triggered ensure/remove pair that reports
 // progress instead of blocking, so the reconciler can requeue and write status in between.
-import type { RequestedSpec } from '../../api/index.js';
+import type { ChildReference, RequestedSpec, ScopeSpec } from '../../api/index.js';
+import type { Child } from '../../domain/scope-classes/children.js';
 
 /** What a provisioner needs to know of a scope; all of it assigned before provisioning. */
 export interface ScopeTarget {
@@ -13,13 +14,60 @@ export interface ScopeTarget {
   readonly nrn: string;
   readonly slug: string;
   readonly requestedSpec: RequestedSpec;
+  /** What the scope's class makes for it, rendered (none for a webhook or none provisioner). */
+  readonly children: readonly Child[];
+  /** The namespace of the envelope, as rendered. */
+  readonly envelopeNamespace: string | undefined;
+  /** What status records as made for the scope so far. */
+  readonly inventory: readonly ChildReference[];
+  readonly spec: ScopeSpec;
+  readonly generation: number | undefined;
+  readonly domain: string;
+  /** For a `webhook` class: where the agent is, and the deadline of its answers. */
+  readonly webhook?: ScopeWebhookEndpoint;
 }
 
+export interface ScopeWebhookEndpoint {
+  readonly url: string;
+  /** The ScopeClass, for messages. */
+  readonly scopeClass: string;
+  /** Secret in the operator's namespace whose key `key` signs calls; unsigned if absent. */
+  readonly signingSecret: string | undefined;
+  readonly deadlineSeconds: number;
+  /** When the current provisioning began: the deadline counts from there. */
+  readonly startedAt: Date;
+}
+
+/** A right the operator lacks, named so the class can say which to grant. */
+export interface MissingRight {
+  readonly verb: string;
+  readonly resource: string;
+}
+
+/**
+ * How far provisioning got. `inventory`: every object that may now exist for the scope (what
+ * is there to remove or prune later), recorded in the scope's status.
+ */
 export type Progress =
-  | { readonly state: 'ready'; readonly outputs?: Readonly<Record<string, string>> }
-  | { readonly state: 'in_progress'; readonly message: string; readonly retryAfterMs?: number }
+  | {
+      readonly state: 'ready';
+      readonly outputs?: Readonly<Record<string, string>>;
+      readonly inventory?: readonly ChildReference[];
+    }
+  | {
+      readonly state: 'in_progress';
+      readonly message: string;
+      readonly retryAfterMs?: number;
+      readonly inventory?: readonly ChildReference[];
+    }
   /** Retrying as is will not help; a spec change (or a retry request) may. */
-  | { readonly state: 'failed'; readonly reason: string; readonly message: string };
+  | {
+      readonly state: 'failed';
+      readonly reason: string;
+      readonly message: string;
+      readonly inventory?: readonly ChildReference[];
+      readonly missingRight?: MissingRight;
+    };
 
 export interface ScopeProvisioner {
   readonly type: string;

@@ -16,7 +16,7 @@ import {
   ScopeSpec as ScopeSpecSchema,
   type ScopeStatus,
 } from '../../api/index.js';
-import { applicationById } from '../../domain/applications.js';
+import { applicationById, applicationSlug } from '../../domain/applications.js';
 import { DEFAULT_SCOPE_WORKERS } from '../../domain/concurrency.js';
 import type { EventRecorder } from '../../domain/event-recorder.js';
 import {
@@ -32,15 +32,19 @@ import {
 } from '../../domain/lifecycle.js';
 import {
   DEFAULT_BASE_DOMAIN,
+  RECONCILE_ANNOTATION,
   RETRY_ANNOTATION,
   SCOPE_ANNOTATION,
   SCOPE_ID_LABEL,
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
 } from '../../domain/names.js';
+import type { ClassCatalog, ScopeClassObject } from '../../domain/scope-classes/catalog.js';
+import type { Rendered } from '../../domain/scope-classes/children.js';
 import {
   accept,
   acceptanceBegun,
+  type ClassRecord,
   type IdAllocator,
   type Identity,
   identify,
@@ -51,7 +55,13 @@ import {
   slugHolder,
   writeScopeStatus,
 } from '../../domain/scopes/index.js';
-import { canonicallyEqual, type HealthReport, writeStatus } from '../../domain/status.js';
+import {
+  canonical,
+  canonicallyEqual,
+  condition,
+  type HealthReport,
+  writeStatus,
+} from '../../domain/status.js';
 import {
   type Informer,
   type Kube,
@@ -71,7 +81,13 @@ import {
   type Result,
   Stalled,
 } from '../../runtime/index.js';
-import type { Progress, ScopeProvisioner, ScopeTarget } from '../provisioners/scope-provisioner.js';
+import type {
+  MissingRight,
+  Progress,
+  ScopeProvisioner,
+  ScopeTarget,
+} from '../provisioners/scope-provisioner.js';
+import type { RolloutLimiter } from './rollout.js';
 
 export const SCOPE_FINALIZER = `${GROUP}/scope-cleanup`;
 /** Scopes without schemas: an invalid spec must still be read, to be reported. */
@@ -88,12 +104,20 @@ type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
 const SCOPE_CHANGES = anyOf(
   generationChanged,
   annotationChanged(RETRY_ANNOTATION),
+  annotationChanged(RECONCILE_ANNOTATION),
   labelsChanged,
   finalizersChanged,
 );
 
 /** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
-const STICKY_FAILURES = new Set(['NamespaceTaken', 'ProvisionRefused']);
+const STICKY_FAILURES = new Set([
+  'NamespaceTaken',
+  'ProvisionRefused',
+  'ProvisionFailed',
+  'DeadlineExceeded',
+]);
+/** A right granted later brings no event: a scope refused one looks again this often. */
+const FORBIDDEN_RETRY_MS = 30_000;
 
 /** From an object the operator made for a scope to that scope's key. */
 export function scopeKeyOfChild(object: KubeObject): string | undefined {
@@ -113,7 +137,16 @@ export interface ScopeReconcilerOptions {
   readonly applications: AppInformer;
   readonly events: EventRecorder;
   readonly ids: IdAllocator;
-  readonly provisioner: ScopeProvisioner;
+  /** The scope classes: which serves a scope, and what it renders. */
+  readonly classes: ClassCatalog;
+  /** By a class's provisioner type: `namespace`, `webhook` (`none` needs none). */
+  readonly provisioners: Readonly<Record<string, ScopeProvisioner>>;
+  /** Paces the scopes a changed class reaches (the scope's own changes are not paced). */
+  readonly rollout: RolloutLimiter;
+  /** Told when provisioning for a class met a right the operator lacks. */
+  readonly onMissingRight?: (className: string, right: MissingRight) => void;
+  /** Told when a scope of a class provisioned: a right it lacked is there now. */
+  readonly onProvisioned?: (className: string) => void;
   readonly baseDomain?: string;
   readonly workers?: number;
   readonly now?: () => Date;
@@ -129,6 +162,8 @@ export class ScopeReconciler {
    * cache has replaced is not held.
    */
   private readonly startedFrom = new WeakSet<ScopeObject>();
+  /** What each scope's class rendered for it, and from what (see rendered()). */
+  private readonly renders = new Map<string, { fingerprint: string; rendered: Rendered }>();
 
   constructor(private readonly options: ScopeReconcilerOptions) {
     this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatus>;
@@ -228,41 +263,202 @@ export class ScopeReconciler {
       return undefined;
     }
 
+    const plan = this.plan(key, scope, spec, identity);
+    if (plan.state === 'no-class') {
+      await this.setStatus(scope, current.status === 'active' ? 'active' : 'pending', identity, {
+        health: 'reconciling',
+        reason: 'WaitingForScopeClass',
+        message: `no ScopeClass serves scopes of type ${spec.type}; the scope waits for one`,
+      });
+      return undefined;
+    }
+    const { scopeClass } = plan;
+    const record = recordOf(scopeClass);
+    if (plan.state === 'invalid') {
+      // A class change that does not compile leaves the scopes it serves as they are.
+      if (current.status === 'active' && !changed) return undefined;
+      return this.fail(scope, plan.reason, plan.message, identity);
+    }
+    if (plan.provisioner === 'none') {
+      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, record);
+      return undefined;
+    }
+    const paused = scope.metadata.annotations?.[RECONCILE_ANNOTATION] === 'disabled';
+    if (paused) {
+      // Maintenance: nothing applied, repaired or pruned; the scope says so and keeps its phase.
+      await this.setStatus(scope, current.status ?? 'pending', identity, currentReport(scope), {
+        paused: true,
+      });
+      return undefined;
+    }
+
+    const rollout =
+      current.status === 'active' &&
+      !changed &&
+      (current.scopeClass !== record.scopeClass ||
+        current.scopeClassGeneration !== record.scopeClassGeneration);
+    if (rollout) {
+      const waitMs = this.options.rollout.take(key);
+      if (waitMs > 0) return { requeueAfter: waitMs };
+    }
     const phase: ScopePhase =
-      current.status === 'updating' || (current.status === 'active' && changed)
+      current.status === 'updating' || (current.status === 'active' && (changed || rollout))
         ? 'updating'
         : current.status === 'active'
           ? 'active'
           : 'creating';
+    const provisioner = plan.provisioner;
     // An active scope shows `updating` while its change is applied. A new one stays `pending`
     // (accepted, Reconciling) while the provisioner runs: `creating` is written only if
     // provisioning takes more than this pass, which spares two writes per scope.
     if (phase === 'updating') {
-      scope = await this.setStatus(scope, phase, identity, {
-        health: 'reconciling',
-        reason: 'Updating',
-        message: `${this.options.provisioner.type} provisioner running`,
-      });
+      scope = await this.setStatus(
+        scope,
+        phase,
+        identity,
+        {
+          health: 'reconciling',
+          reason: 'Updating',
+          message: `${provisioner.type} provisioner running for class ${record.scopeClass}`,
+        },
+        { paused: false },
+      );
     }
 
-    const target = this.target(key, scope, spec, identity);
-    const progress = await this.options.provisioner.ensure(target, context.signal);
+    const progress = await provisioner.ensure(plan.target, context.signal);
+    const inventory = progress.inventory !== undefined ? { inventory: progress.inventory } : {};
     switch (progress.state) {
       case 'ready':
-        await this.setStatus(scope, 'active', identity, provisionedReport(progress));
+        await this.setStatus(scope, 'active', identity, provisionedReport(progress), {
+          ...record,
+          ...inventory,
+          paused: false,
+        });
         if (phase !== 'active') log.info({ scope: key, id: identity.id }, 'scope provisioned');
+        this.options.onProvisioned?.(record.scopeClass ?? '');
         return undefined;
       case 'in_progress':
-        await this.setStatus(scope, phase === 'active' ? 'updating' : phase, identity, {
-          health: 'reconciling',
-          reason: 'Provisioning',
-          message: progress.message,
-        });
+        await this.setStatus(
+          scope,
+          phase === 'active' ? 'updating' : phase,
+          identity,
+          { health: 'reconciling', reason: 'Provisioning', message: progress.message },
+          { ...inventory, paused: false },
+        );
         return { requeueAfter: progress.retryAfterMs ?? 1000 };
       case 'failed':
         log.warn({ scope: key, reason: progress.reason }, 'scope provisioning failed');
-        return this.fail(scope, progress.reason, progress.message, identity);
+        if (progress.missingRight !== undefined) {
+          this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
+        }
+        await this.setStatus(
+          scope,
+          'failed',
+          identity,
+          { health: 'stalled', reason: progress.reason, message: progress.message },
+          { ...inventory, paused: false },
+        );
+        // A missing right is granted without touching the scope: look again, slowly.
+        if (progress.reason === 'Forbidden') return { requeueAfter: FORBIDDEN_RETRY_MS };
+        throw new Stalled(progress.reason, progress.message);
     }
+  }
+
+  /**
+   * The scope's class and, when it provisions, what it makes for the scope: read from the
+   * caches and the compiled class (rendered once per scope version, see rendered()).
+   */
+  private plan(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatus>,
+    spec: ScopeSpec,
+    identity: Identity,
+  ): Plan {
+    const labels = scope.metadata.labels ?? {};
+    const scopeClass = this.options.classes.select({ spec, labels });
+    if (scopeClass?.spec === undefined) return { state: 'no-class' };
+    const classSpec = scopeClass.spec;
+    const type = classSpec.provisioner.type;
+    if (type === 'none') return { state: 'ready', scopeClass, provisioner: 'none' };
+    const compiled = this.options.classes.compile(scopeClass);
+    if ('problems' in compiled) {
+      const first = compiled.problems[0];
+      return {
+        state: 'invalid',
+        scopeClass,
+        reason: 'ScopeClassInvalid',
+        message: `ScopeClass ${scopeClass.metadata.name} does not compile: ${first?.path}: ${first?.message}`,
+      };
+    }
+    const provisioner = this.options.provisioners[type];
+    if (provisioner === undefined) {
+      return {
+        state: 'invalid',
+        scopeClass,
+        reason: 'ScopeClassInvalid',
+        message: `ScopeClass ${scopeClass.metadata.name}: no ${type} provisioner runs here`,
+      };
+    }
+    const rendered = this.rendered(key, scope, spec, identity, scopeClass, () => {
+      const app = applicationById(this.options.applications, spec.application_id)?.spec;
+      return compiled.render({
+        key,
+        namespace: scope.metadata.namespace ?? '',
+        name: scope.metadata.name,
+        uid: scope.metadata.uid ?? '',
+        identity,
+        spec,
+        labels,
+        application: {
+          id: spec.application_id,
+          name: app?.name ?? '',
+          slug: app !== undefined ? applicationSlug(app) : '',
+          nrn: app?.nrn ?? '',
+        },
+      });
+    });
+    if (!rendered.ok) {
+      return {
+        state: 'invalid',
+        scopeClass,
+        reason: 'RenderFailed',
+        message: `ScopeClass ${scopeClass.metadata.name} cannot render for this scope: ${rendered.problem.path}: ${rendered.problem.message}`,
+      };
+    }
+    const target: ScopeTarget = {
+      ...this.target(key, scope, spec, identity, scopeClass),
+      children: type === 'namespace' ? rendered.children : [],
+      envelopeNamespace: type === 'namespace' ? rendered.namespace : undefined,
+    };
+    return { state: 'ready', scopeClass, provisioner, target };
+  }
+
+  /**
+   * What the class renders for the scope, computed again only when something it reads
+   * changed: the scope's generation and labels, its class's version, its application.
+   */
+  private rendered(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatus>,
+    spec: ScopeSpec,
+    identity: Identity,
+    scopeClass: ScopeClassObject,
+    render: () => Rendered,
+  ): Rendered {
+    const app = applicationById(this.options.applications, spec.application_id)?.spec;
+    const fingerprint = canonical({
+      uid: scope.metadata.uid,
+      generation: scope.metadata.generation,
+      labels: scope.metadata.labels,
+      identity,
+      class: [scopeClass.metadata.uid, scopeClass.metadata.generation],
+      app: app !== undefined ? [app.name, app.slug, app.nrn] : undefined,
+    });
+    const known = this.renders.get(key);
+    if (known !== undefined && known.fingerprint === fingerprint) return known.rendered;
+    const rendered = render();
+    this.renders.set(key, { fingerprint, rendered });
+    return rendered;
   }
 
   /**
@@ -315,15 +511,25 @@ export class ScopeReconciler {
     ) {
       return undefined;
     }
-    let report: HealthReport;
-    if (spec.external_created === true) {
-      report = EXTERNAL_REPORT;
-    } else {
-      const progress = this.options.provisioner.peek?.(this.target(key, scope, spec, identity));
-      if (progress?.state !== 'ready') return undefined;
-      report = provisionedReport(progress);
+    let report: HealthReport = EXTERNAL_REPORT;
+    let record: ClassRecord = {};
+    if (spec.external_created !== true) {
+      if (scope.metadata.annotations?.[RECONCILE_ANNOTATION] === 'disabled') return undefined;
+      const plan = this.plan(key, scope, spec, identity);
+      if (plan.state !== 'ready') return undefined;
+      record = recordOf(plan.scopeClass);
+      if (plan.provisioner !== 'none') {
+        const progress = plan.provisioner.peek?.(plan.target);
+        if (progress?.state !== 'ready') return undefined;
+        report = provisionedReport(progress);
+        record = {
+          ...record,
+          ...(progress.inventory !== undefined ? { inventory: progress.inventory } : {}),
+          paused: false,
+        };
+      }
     }
-    const next = this.statusFor(scope, 'active', identity, report);
+    const next = this.statusFor(scope, 'active', identity, report, record);
     if (canonicallyEqual(next, status)) return true;
     const { observedRetry: _retry, ...rest } = next;
     const { observedRetry: _recorded, ...current } = status;
@@ -420,29 +626,47 @@ export class ScopeReconciler {
     const identity = recordedIdentity(status);
     const parsed = ScopeSpecSchema.safeParse(scope.spec);
     const external = parsed.success && parsed.data.external_created === true;
-    if (identity !== undefined && !external && parsed.success) {
+    const scopeClass =
+      status.scopeClass !== undefined ? this.options.classes.byName(status.scopeClass) : undefined;
+    const provisioner = external ? undefined : this.removerOf(scopeClass);
+    if (identity !== undefined && provisioner !== undefined && parsed.success) {
       if (status.status !== 'deleting') {
         scope = await this.setStatus(scope, 'deleting', identity, {
           health: 'reconciling',
           reason: 'Deleting',
-          message: `${this.options.provisioner.type} provisioner removing the scope's resources`,
+          message: `${provisioner.type} provisioner removing the scope's resources`,
         });
       }
-      const progress = await this.options.provisioner.remove(
-        this.target(key, scope, parsed.data, identity),
+      const progress = await provisioner.remove(
+        this.target(key, scope, parsed.data, identity, scopeClass),
         signal,
       );
-      if (progress.state === 'in_progress') return { requeueAfter: progress.retryAfterMs ?? 1000 };
+      const inventory = progress.inventory !== undefined ? { inventory: progress.inventory } : {};
+      if (progress.state === 'in_progress') {
+        await this.setStatus(
+          scope,
+          'deleting',
+          identity,
+          { health: 'reconciling', reason: 'Deleting', message: progress.message },
+          inventory,
+        );
+        return { requeueAfter: progress.retryAfterMs ?? 1000 };
+      }
       if (progress.state === 'failed') {
         // Removal that cannot proceed keeps the finalizer: deleting the scope must not leak.
-        await this.setStatus(scope, 'deleting', identity, {
-          health: 'stalled',
-          reason: progress.reason,
-          message: progress.message,
-        });
+        await this.setStatus(
+          scope,
+          'deleting',
+          identity,
+          { health: 'stalled', reason: progress.reason, message: progress.message },
+          inventory,
+        );
+        if (progress.reason === 'Forbidden') return { requeueAfter: FORBIDDEN_RETRY_MS };
         throw new Stalled(progress.reason, progress.message);
       }
     }
+    this.renders.delete(key);
+    this.options.rollout.forget(key);
     scope = await this.setStatus(scope, 'deleted', identity, {
       health: 'reconciling',
       reason: 'Deleted',
@@ -453,13 +677,54 @@ export class ScopeReconciler {
     return undefined;
   }
 
+  /**
+   * What a provisioner is told of the scope, its children aside: what removal needs (the
+   * inventory in status; the class may be gone by now) and a webhook class's endpoint.
+   */
   private target(
     key: string,
     scope: KubeObject<unknown, ScopeStatus>,
     spec: ScopeSpec,
     identity: Identity,
+    scopeClass: ScopeClassObject | undefined,
   ): ScopeTarget {
-    return { ...ownerOf(key, scope), ...identity, requestedSpec: spec.requested_spec };
+    const provisioner = scopeClass?.spec?.provisioner;
+    const reconciling = condition(scope.status?.conditions, 'Reconciling');
+    return {
+      ...ownerOf(key, scope),
+      ...identity,
+      spec,
+      generation: scope.metadata.generation,
+      requestedSpec: spec.requested_spec,
+      children: [],
+      envelopeNamespace: undefined,
+      inventory: scope.status?.inventory ?? [],
+      ...(provisioner?.type === 'webhook' && provisioner.url !== undefined
+        ? {
+            webhook: {
+              url: provisioner.url,
+              scopeClass: scopeClass?.metadata.name ?? '',
+              signingSecret: provisioner.signing_secret_ref?.name,
+              deadlineSeconds: provisioner.deadline_seconds,
+              // The deadline counts from when this provisioning began.
+              startedAt:
+                reconciling?.status === 'True'
+                  ? new Date(reconciling.lastTransitionTime)
+                  : this.now(),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /**
+   * Who removes what a scope's class made: its class's provisioner while the class is there;
+   * the namespace provisioner, which needs only the inventory, once it is gone. None for a
+   * class whose scopes are provisioned elsewhere.
+   */
+  private removerOf(scopeClass: ScopeClassObject | undefined): ScopeProvisioner | undefined {
+    const type = scopeClass?.spec?.provisioner.type ?? 'namespace';
+    return type === 'none' ? undefined : this.options.provisioners[type];
   }
 
   /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */
@@ -479,6 +744,7 @@ export class ScopeReconciler {
     phase: ScopePhase,
     identity: Identity | undefined,
     report: HealthReport,
+    record: ClassRecord = {},
   ): Promise<KubeObject<unknown, ScopeStatus>> {
     const events = this.options.events;
     const written = await writeScopeStatus(
@@ -489,6 +755,7 @@ export class ScopeReconciler {
       identity,
       report,
       this.now(),
+      { record },
     );
     return written ?? scope;
   }
@@ -499,10 +766,53 @@ export class ScopeReconciler {
     phase: ScopePhase,
     identity: Identity | undefined,
     report: HealthReport,
+    record: ClassRecord = {},
   ): ScopeStatus {
-    return scopeStatus(scope, phase, identity, report, this.now());
+    return scopeStatus(scope, phase, identity, report, this.now(), record);
   }
 }
+
+/** What the scope's status records of its class. */
+function recordOf(scopeClass: ScopeClassObject): ClassRecord {
+  const generation = scopeClass.metadata.generation;
+  return {
+    scopeClass: scopeClass.metadata.name,
+    ...(generation !== undefined ? { scopeClassGeneration: generation } : {}),
+  };
+}
+
+/** The report a status already carries: a paused scope keeps saying what it said. */
+function currentReport(scope: KubeObject<unknown, ScopeStatus>): HealthReport {
+  const ready = condition(scope.status?.conditions, 'Ready');
+  const stalled = condition(scope.status?.conditions, 'Stalled');
+  const reconciling = condition(scope.status?.conditions, 'Reconciling');
+  if (ready?.status === 'True')
+    return { health: 'ready', reason: ready.reason, message: ready.message };
+  if (stalled?.status === 'True') {
+    return { health: 'stalled', reason: stalled.reason, message: stalled.message };
+  }
+  return {
+    health: 'reconciling',
+    reason: reconciling?.reason ?? 'Paused',
+    message: reconciling?.message ?? 'reconcile disabled by annotation',
+  };
+}
+
+type Plan =
+  | { readonly state: 'no-class' }
+  | {
+      readonly state: 'invalid';
+      readonly scopeClass: ScopeClassObject;
+      readonly reason: string;
+      readonly message: string;
+    }
+  | { readonly state: 'ready'; readonly scopeClass: ScopeClassObject; readonly provisioner: 'none' }
+  | {
+      readonly state: 'ready';
+      readonly scopeClass: ScopeClassObject;
+      readonly provisioner: ScopeProvisioner;
+      readonly target: ScopeTarget;
+    };
 
 const EXTERNAL_REPORT: HealthReport = {
   health: 'ready',

@@ -1,23 +1,49 @@
 // Scopes in the operator: the Scope informer with acceptance's indexes, the applications they
-// wait for, the id allocator, the namespace provisioner and its children's informers (a change
-// to a child wakes its scope), and the controller.
+// wait for, the scope classes that say what each becomes (compiled once per generation), the
+// id allocator, the provisioners, the informers of what they make (a change to a child wakes
+// its scope), and the two controllers: scopes, and the classes' status.
 import { indexApplications } from '../../domain/applications.js';
-import { IdAllocator, indexScopes } from '../../domain/scopes/index.js';
-import { Applications, Scopes } from '../../kube/index.js';
-import { setupNamespaceProvisioner } from '../provisioners/namespace/setup.js';
+import { ClassCatalog } from '../../domain/scope-classes/catalog.js';
+import {
+  IdAllocator,
+  indexScopes,
+  indexScopeTypes,
+  SCOPE_TYPE_INDEX,
+} from '../../domain/scopes/index.js';
+import { Applications, keyOf, ScopeClasses, Scopes } from '../../kube/index.js';
+import { generationChanged } from '../../runtime/index.js';
+import { ChildInformers } from '../provisioners/class/informers.js';
+import { ClassProvisioner } from '../provisioners/class/provisioner.js';
+import { ScopeWebhookProvisioner } from '../provisioners/scope-webhook/provisioner.js';
+import { ScopeClassReconciler } from '../scope-class/reconciler.js';
 import type { KindSetup, SetupContext } from '../setup.js';
 import { ScopeReconciler, scopeKeyOfChild } from './reconciler.js';
+import { RolloutLimiter } from './rollout.js';
 
 export function setupScopes(context: SetupContext): KindSetup {
   const { kube, log, events } = context;
   const scopes = kube.informer(Scopes, context.informerOptions);
   const applications = kube.informer(Applications, context.informerOptions);
+  const classes = kube.informer(ScopeClasses, context.informerOptions);
   indexScopes(scopes);
+  indexScopeTypes(scopes);
   indexApplications(applications);
-  const { provisioner, informers: children } = setupNamespaceProvisioner(
+  const catalog = new ClassCatalog(classes.cache);
+  const children = new ChildInformers(kube, {
+    log,
+    ...(context.informerOptions.resyncMs !== undefined
+      ? { resyncMs: context.informerOptions.resyncMs }
+      : {}),
+  });
+  const classReconciler = new ScopeClassReconciler({
     kube,
-    context.informerOptions,
-  );
+    log,
+    classes,
+    scopes,
+    catalog,
+    events,
+  });
+  const classController = classReconciler.controller();
   const controller = new ScopeReconciler({
     kube,
     log,
@@ -25,13 +51,34 @@ export function setupScopes(context: SetupContext): KindSetup {
     applications,
     events,
     ids: new IdAllocator(kube, { namespace: context.namespace }),
-    provisioner,
+    classes: catalog,
+    provisioners: {
+      namespace: new ClassProvisioner(kube, children),
+      webhook: new ScopeWebhookProvisioner(kube, { namespace: context.namespace }),
+    },
+    rollout: new RolloutLimiter(context.scopeClassRolloutRate),
+    onMissingRight: (className, right) => {
+      classReconciler.missingRight(className, right);
+      classController.enqueue(className);
+    },
+    onProvisioned: (className) => {
+      if (classReconciler.provisioned(className)) classController.enqueue(className);
+    },
     baseDomain: context.baseDomain,
   }).controller();
-  for (const informer of children) controller.watch(informer, scopeKeyOfChild);
+  // A class added, changed or removed may change what any scope of its type becomes.
+  controller.watch(
+    classes,
+    (scopeClass) =>
+      scopes
+        .byIndex(SCOPE_TYPE_INDEX, scopeClass.spec?.scope_type ?? '')
+        .map((s) => keyOf(s.metadata)),
+    generationChanged,
+  );
+  children.onInformer((informer) => controller.watch(informer, scopeKeyOfChild));
   return {
-    informers: [scopes, applications, ...children],
-    controllers: [controller],
-    caches: [scopes.cache],
+    informers: [scopes, applications, classes, children],
+    controllers: [controller, classController],
+    caches: [scopes.cache, classes.cache],
   };
 }

@@ -1,19 +1,32 @@
 // Accepting a scope: the whole status of a scope in a phase, and the guarded write that puts
 // it `pending` with its identity — the one write that gives a scope its id, whether the facade
 // (POST /scope) or the reconciler (kubectl apply) makes it.
-import type { ScopePhase, ScopeStatus } from '../../api/index.js';
+import type { ChildReference, Condition, ScopePhase, ScopeStatus } from '../../api/index.js';
 import type { KubeObject, ResourceClient } from '../../kube/index.js';
 import { observedRetry } from '../lifecycle.js';
 import {
   commitStatus,
+  condition,
   type EventSink,
   type HealthReport,
   healthStatus,
   PHASE_TRANSITIONS,
+  rfc3339,
 } from '../status.js';
 import type { Identity } from './identity.js';
 
 type ScopeObject = KubeObject<unknown, ScopeStatus>;
+
+/** What a scope's class gave it: kept from the previous status when not given. */
+export interface ClassRecord {
+  readonly scopeClass?: string;
+  readonly scopeClassGeneration?: number;
+  readonly inventory?: readonly ChildReference[];
+  /** The pause annotation is in force: said by a `Paused` condition. */
+  readonly paused?: boolean;
+}
+
+export const PAUSED_CONDITION = 'Paused';
 
 /**
  * The whole status of a scope in `phase`: the identity given, or the one status already holds
@@ -26,6 +39,7 @@ export function scopeStatus(
   identity: Identity | undefined,
   report: HealthReport,
   now: Date,
+  record: ClassRecord = {},
 ): ScopeStatus {
   const previous = scope.status ?? {};
   const kept = identity ?? {
@@ -34,12 +48,47 @@ export function scopeStatus(
     ...(previous.domain !== undefined ? { domain: previous.domain } : {}),
     ...(previous.nrn !== undefined ? { nrn: previous.nrn } : {}),
   };
+  const scopeClass = record.scopeClass ?? previous.scopeClass;
+  const classGeneration = record.scopeClassGeneration ?? previous.scopeClassGeneration;
+  const inventory = record.inventory ?? previous.inventory;
+  const health = healthStatus(previous.conditions, report, scope.metadata.generation, now);
   return {
     status: phase,
     ...kept,
     ...observedRetry(scope),
-    ...healthStatus(previous.conditions, report, scope.metadata.generation, now),
+    ...(scopeClass !== undefined ? { scopeClass } : {}),
+    ...(classGeneration !== undefined ? { scopeClassGeneration: classGeneration } : {}),
+    ...(inventory !== undefined && inventory.length > 0 ? { inventory: [...inventory] } : {}),
+    ...health,
+    conditions: pausedCondition(health.conditions, previous.conditions, record.paused, now),
   };
+}
+
+/**
+ * `Paused=True` while the annotation holds (reconciling children is left to people), gone
+ * otherwise: kstatus and most tools ignore a condition type they do not know.
+ */
+function pausedCondition(
+  conditions: Condition[],
+  previous: readonly Condition[] | undefined,
+  paused: boolean | undefined,
+  now: Date,
+): Condition[] {
+  const without = conditions.filter((c) => c.type !== PAUSED_CONDITION);
+  const was = condition(previous, PAUSED_CONDITION);
+  const on = paused ?? was !== undefined;
+  if (!on) return without;
+  return [
+    ...without,
+    {
+      type: PAUSED_CONDITION,
+      status: 'True',
+      reason: 'ReconcileDisabled',
+      message:
+        'the platform.nrn.dev/reconcile annotation is disabled: children are not applied or repaired',
+      lastTransitionTime: was?.lastTransitionTime ?? rfc3339(now),
+    },
+  ];
 }
 
 /**
@@ -54,9 +103,9 @@ export function writeScopeStatus<Spec>(
   identity: Identity | undefined,
   report: HealthReport,
   now: Date,
-  options: { guard?: boolean } = {},
+  options: { guard?: boolean; record?: ClassRecord } = {},
 ): Promise<KubeObject<Spec, ScopeStatus> | undefined> {
-  const next = scopeStatus(scope, phase, identity, report, now);
+  const next = scopeStatus(scope, phase, identity, report, now, options.record);
   return commitStatus(client, events, scope, next, report, PHASE_TRANSITIONS, options);
 }
 

@@ -25,6 +25,14 @@ export function indexScopes(informer: ScopeInformer): void {
   );
 }
 
+/** spec.type: the scopes a ScopeClass of that type may serve. */
+export const SCOPE_TYPE_INDEX = 'scope-type';
+
+/** The index by type, which class changes read. */
+export function indexScopeTypes(informer: ScopeInformer): void {
+  informer.addIndex(SCOPE_TYPE_INDEX, (scope) => (scope.spec ? [scope.spec.type] : []));
+}
+
 /** The index by id, which GET /scope/{id} reads. */
 export function indexScopeIds(informer: ScopeInformer): void {
   informer.addIndex(SCOPE_ID_INDEX, (scope) => {

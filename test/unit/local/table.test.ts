@@ -125,6 +125,7 @@ describe('toTable for a custom resource (the Scope printer columns)', () => {
       col('Type', 'string', '.spec.type'),
       col('Status', 'string', '.status.status'),
       col('Ready', 'string', '.status.conditions[?(@.type=="Ready")].status'),
+      col('Class', 'string', '.status.scopeClass'),
       col('App', 'integer', '.spec.application_id', 1),
       col('Domain', 'string', '.status.domain', 1),
       col('Age', 'date', '.metadata.creationTimestamp'),
@@ -146,8 +147,8 @@ describe('toTable for a custom resource (the Scope printer columns)', () => {
     });
     const rows = table.rows as Array<{ cells: unknown[] }>;
     expect(rows.map((r) => r.cells)).toEqual([
-      ['web-1', 42, 'web_pool', 'active', 'True', 7, 'web-1.example.com', '5m'],
-      ['web-2', null, 'web_pool', null, null, 7, null, '5m'],
+      ['web-1', 42, 'web_pool', 'active', 'True', null, 7, 'web-1.example.com', '5m'],
+      ['web-2', null, 'web_pool', null, null, null, 7, null, '5m'],
     ]);
   });
 
@@ -186,7 +187,7 @@ describe('toTable for a custom resource (the Scope printer columns)', () => {
       resourceVersion: '12',
     });
     expect(table.columnDefinitions).toEqual([]);
-    expect((table.rows as Array<{ cells: unknown[] }>)[0]?.cells).toHaveLength(8);
+    expect((table.rows as Array<{ cells: unknown[] }>)[0]?.cells).toHaveLength(9);
     expect(table.metadata).toEqual({ resourceVersion: '12' });
   });
 });

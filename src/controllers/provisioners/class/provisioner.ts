@@ -1,0 +1,485 @@
+// The `namespace` provisioner of scope classes: applies what a scope's class renders for it
+// (the namespace envelope, then its resources) server-side under one field manager, only the
+// objects the caches do not show as desired (so a steady scope costs no request, and a child
+// edited or deleted by hand is put back); prunes what the scope's inventory holds and its class
+// no longer makes; waits for the resources marked for it to be Current (kstatus); and on
+// delete removes everything in the inventory, and only what carries the scope's uid.
+import type { ChildReference } from '../../../api/index.js';
+import { computeKStatus } from '../../../domain/kstatus.js';
+import {
+  SCOPE_UID_LABEL,
+  SPEC_HASH_ANNOTATION,
+  scopeNamespaceName,
+} from '../../../domain/names.js';
+import type { Child, Manifest } from '../../../domain/scope-classes/children.js';
+import {
+  isAlreadyExists,
+  isNotFound,
+  type Kube,
+  KubeApiError,
+  type KubeObject,
+  Namespaces,
+  type ResourceClient,
+  type ResourceType,
+} from '../../../kube/index.js';
+import type {
+  MissingRight,
+  Progress,
+  ScopeProvisioner,
+  ScopeTarget,
+} from '../scope-provisioner.js';
+import { type ChildInformers, ENVELOPE_KINDS, resourceKey } from './informers.js';
+
+export const FIELD_MANAGER = 'nrn-operator';
+
+/** A child with the resource that serves it, and its namespace filled in. */
+interface Resolved {
+  readonly child: Child;
+  readonly type: ResourceType;
+  readonly manifest: Manifest;
+  readonly ref: ChildReference;
+}
+
+const refKey = (ref: ChildReference) =>
+  `${ref.apiVersion}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+
+export class ClassProvisioner implements ScopeProvisioner {
+  readonly type = 'namespace';
+  /** apiVersion/kind → its resource, once known (the envelope's from the start). */
+  private readonly types = new Map<string, ResourceType>();
+  private readonly clients = new Map<string, ResourceClient>();
+  /**
+   * The resourceVersion each child had after the operator's last apply of it: the cached
+   * object at that version is as desired even where the API server wrote a value in another
+   * form (a quantity, a defaulted field) than the manifest did. Dropped with the scope.
+   */
+  private readonly applied = new Map<string, { version: string; hash: string | undefined }>();
+
+  constructor(
+    private readonly kube: Pick<Kube, 'resource' | 'mapper'>,
+    private readonly informers: ChildInformers,
+  ) {
+    for (const type of ENVELOPE_KINDS) {
+      this.types.set(`${apiVersionOf(type)}/${type.kind}`, type);
+    }
+  }
+
+  async ensure(target: ScopeTarget, signal?: AbortSignal): Promise<Progress> {
+    const resolution = await this.resolveAll(target, signal);
+    if ('state' in resolution) return resolution;
+    const resolved = resolution;
+    const inventory = mergeInventory(target.inventory, resolved);
+    const namespace = resolved.find((r) => r.child.entry === 'namespace');
+    let made = false;
+    if (namespace !== undefined) {
+      const outcome = await this.ensureNamespace(target, namespace, signal);
+      if (outcome === 'made') made = true;
+      else if (outcome !== 'ours') return { ...outcome, inventory };
+    }
+    const stale = resolved.filter((r) => !(made && r === namespace) && !this.upToDate(r));
+    // The namespace first (the others live in it), then the rest side by side.
+    const first = stale[0] === namespace && namespace !== undefined ? [namespace] : [];
+    for (const batch of [first, stale.filter((r) => r !== namespace)]) {
+      const results = await Promise.allSettled(batch.map((r) => this.apply(r, signal)));
+      for (const [index, result] of results.entries()) {
+        if (result.status === 'rejected') {
+          return { ...refusedBy(result.reason, batch[index] as Resolved), inventory };
+        }
+      }
+    }
+    const desired = new Set(resolved.map((r) => refKey(r.ref)));
+    const pruned = await this.prune(
+      target,
+      target.inventory.filter((ref) => !desired.has(refKey(ref))),
+      signal,
+    );
+    if (pruned !== undefined) return { ...pruned, inventory };
+    const done: Progress = {
+      state: 'ready',
+      outputs:
+        target.envelopeNamespace !== undefined ? { namespace: target.envelopeNamespace } : {},
+      inventory: resolved.map((r) => r.ref),
+    };
+    return this.waiting(resolved, done) ?? done;
+  }
+
+  peek(target: ScopeTarget): Progress | undefined {
+    const resolved: Resolved[] = [];
+    for (const child of target.children) {
+      const type = this.types.get(`${child.manifest.apiVersion}/${child.manifest.kind}`);
+      if (type === undefined) return undefined;
+      resolved.push(resolve(child, type, target));
+    }
+    const namespace = resolved.find((r) => r.child.entry === 'namespace');
+    if (namespace !== undefined) {
+      const cached = this.informers.cached(Namespaces, undefined, namespace.ref.name);
+      if (cached === undefined) return undefined;
+      const refused = refusal(target, cached);
+      if (refused !== undefined) return refused;
+    }
+    if (!resolved.every((r) => this.upToDate(r))) return undefined;
+    const desired = new Set(resolved.map((r) => refKey(r.ref)));
+    if (target.inventory.some((ref) => !desired.has(refKey(ref)))) return undefined;
+    const done: Progress = {
+      state: 'ready',
+      outputs:
+        target.envelopeNamespace !== undefined ? { namespace: target.envelopeNamespace } : {},
+      inventory: resolved.map((r) => r.ref),
+    };
+    return this.waiting(resolved, done) ?? done;
+  }
+
+  async remove(target: ScopeTarget, signal?: AbortSignal): Promise<Progress> {
+    const refs = new Map<string, ChildReference>();
+    for (const ref of target.inventory) refs.set(refKey(ref), ref);
+    // Made before inventories were recorded: the namespace of the first provisioner.
+    if (refs.size === 0) {
+      const ref = { apiVersion: 'v1', kind: 'Namespace', name: scopeNamespaceName(target.id) };
+      refs.set(refKey(ref), ref);
+    }
+    // What lives in a namespace being removed goes with it: one delete instead of many.
+    const namespaces = new Set(
+      [...refs.values()].filter((ref) => ref.kind === 'Namespace').map((ref) => ref.name),
+    );
+    const outside = [...refs.values()].filter(
+      (ref) => ref.namespace === undefined || !namespaces.has(ref.namespace),
+    );
+    // Namespaces last: a cluster-scoped child may be what something in them needs.
+    outside.sort((a, b) => Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'));
+    const left: string[] = [];
+    for (const ref of outside) {
+      const state = await this.removeOne(target, ref, signal);
+      if (state === 'gone') continue;
+      if (typeof state === 'object') return state;
+      left.push(`${ref.kind} ${ref.namespace !== undefined ? `${ref.namespace}/` : ''}${ref.name}`);
+    }
+    for (const ref of refs.values()) this.applied.delete(refKey(ref));
+    if (left.length === 0) return { state: 'ready', inventory: [] };
+    return {
+      state: 'in_progress',
+      message: `waiting for ${left.join(', ')} to be deleted`,
+      retryAfterMs: 250,
+    };
+  }
+
+  /** Every child's resource, or why one has none (a kind the API server does not serve). */
+  private async resolveAll(
+    target: ScopeTarget,
+    signal: AbortSignal | undefined,
+  ): Promise<Resolved[] | Extract<Progress, { state: 'failed' }>> {
+    const resolved: Resolved[] = [];
+    for (const child of target.children) {
+      const { apiVersion, kind } = child.manifest;
+      let type = this.types.get(`${apiVersion}/${kind}`);
+      if (type === undefined) {
+        try {
+          type = await this.kube.mapper.resourceFor(apiVersion, kind, signal);
+        } catch (error) {
+          if (error instanceof KubeApiError && !error.transient) {
+            return failure(`${child.entry}: ${error.message}`, error);
+          }
+          throw error;
+        }
+        if (type === undefined) {
+          return {
+            state: 'failed',
+            reason: 'ProvisionRefused',
+            message: `${child.entry}: the API server serves no kind ${kind} in ${apiVersion}`,
+          };
+        }
+        this.types.set(`${apiVersion}/${kind}`, type);
+      }
+      this.informers.informerFor(type);
+      // Without list and watch the operator cannot see drift, nor tell when the child is gone.
+      const refused = await this.informers.refusal(type, signal);
+      if (refused !== undefined) {
+        return {
+          state: 'failed',
+          reason: 'Forbidden',
+          message: `${child.entry}: the operator may not ${refused.verb} ${refused.resource}: ${refused.message}`,
+          missingRight: { verb: refused.verb, resource: refused.resource },
+        };
+      }
+      resolved.push(resolve(child, type, target));
+    }
+    return resolved;
+  }
+
+  /**
+   * The envelope's namespace, ours or made now. Not in the cache of ours: create it, which
+   * also says whether someone else's has the name (409), in one request instead of a read
+   * and then an apply.
+   */
+  private async ensureNamespace(
+    target: ScopeTarget,
+    namespace: Resolved,
+    signal: AbortSignal | undefined,
+  ): Promise<'ours' | 'made' | Exclude<Progress, { state: 'ready' }>> {
+    let current = this.informers.cached(Namespaces, undefined, namespace.ref.name);
+    let made = false;
+    if (current === undefined) {
+      try {
+        current = await this.client(Namespaces).create(namespace.manifest, {
+          fieldManager: FIELD_MANAGER,
+          ...(signal !== undefined ? { signal } : {}),
+        });
+        made = true;
+      } catch (error) {
+        if (!isAlreadyExists(error)) return refusedBy(error, namespace);
+        current = await this.read(Namespaces, undefined, namespace.ref.name, signal);
+      }
+    }
+    return refusal(target, current) ?? (made ? 'made' : 'ours');
+  }
+
+  /** Deletes what the class no longer makes; a failure to report, or undefined when done. */
+  private async prune(
+    target: ScopeTarget,
+    refs: readonly ChildReference[],
+    signal: AbortSignal | undefined,
+  ): Promise<Exclude<Progress, { state: 'ready' }> | undefined> {
+    for (const ref of refs) {
+      const state = await this.removeOne(target, ref, signal);
+      if (typeof state === 'object') return state;
+      this.applied.delete(refKey(ref));
+    }
+    return undefined;
+  }
+
+  /** Deletes one child when it carries the scope's uid: 'gone' once it is not there. */
+  private async removeOne(
+    target: ScopeTarget,
+    ref: ChildReference,
+    signal: AbortSignal | undefined,
+  ): Promise<'gone' | 'deleting' | Extract<Progress, { state: 'failed' }>> {
+    const type =
+      this.types.get(`${ref.apiVersion}/${ref.kind}`) ??
+      (await this.kube.mapper.resourceFor(ref.apiVersion, ref.kind, signal));
+    // A kind no longer served: nothing of it can be left.
+    if (type === undefined) return 'gone';
+    // The informer's cache once it has listed (no read, and no `get` right needed); else a read.
+    const current = this.informers.synced(type)
+      ? this.informers.cached(type, ref.namespace, ref.name)
+      : await this.read(type, ref.namespace, ref.name, signal);
+    // Never delete what this scope does not own (a reused name, a hand-made object).
+    if (current === undefined || current.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) {
+      return 'gone';
+    }
+    if (current.metadata.deletionTimestamp !== undefined) return 'deleting';
+    try {
+      await this.client(type).delete(
+        { name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}) },
+        {
+          preconditions: { uid: current.metadata.uid ?? '' },
+          ...(signal !== undefined ? { signal } : {}),
+        },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return 'gone';
+      if (error instanceof KubeApiError && error.code === 403) {
+        return failure(`${ref.kind} ${ref.name}: ${error.message}`, error, {
+          verb: 'delete',
+          resource: resourceName(type),
+        });
+      }
+      throw error;
+    }
+    return 'deleting';
+  }
+
+  /** The object as the API server has it now, or undefined when there is none. */
+  private async read(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<KubeObject | undefined> {
+    try {
+      return await this.client(type).get(
+        { name, ...(namespace !== undefined ? { namespace } : {}) },
+        signal !== undefined ? { signal } : {},
+      );
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Applied, its resourceVersion remembered: the informer brings the rest. */
+  private async apply(r: Resolved, signal: AbortSignal | undefined): Promise<void> {
+    const written = await this.client(r.type).apply(r.manifest, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    const version = written.metadata.resourceVersion;
+    if (version !== undefined)
+      this.applied.set(refKey(r.ref), { version, hash: hashOf(r.manifest) });
+  }
+
+  /** The cached child holds what the operator means it to: nothing to write. */
+  private upToDate(r: Resolved): boolean {
+    const found = this.informers.cached(r.type, r.ref.namespace, r.ref.name);
+    if (found === undefined || found.metadata.deletionTimestamp !== undefined) return false;
+    const applied = this.applied.get(refKey(r.ref));
+    return (
+      (applied !== undefined &&
+        applied.version === found.metadata.resourceVersion &&
+        applied.hash === hashOf(r.manifest)) ||
+      contains(found, r.manifest)
+    );
+  }
+
+  /** In progress while a child waited for is not Current; undefined when none is left. */
+  private waiting(resolved: readonly Resolved[], done: Progress): Progress | undefined {
+    for (const r of resolved) {
+      if (!r.child.waitFor) continue;
+      const status = computeKStatus(this.informers.cached(r.type, r.ref.namespace, r.ref.name));
+      if (status.status !== 'Current') {
+        return {
+          state: 'in_progress',
+          message: `waiting for ${r.child.entry} (${r.ref.kind} ${r.ref.name}) to be Current: ${status.status}${status.message !== '' ? `, ${status.message}` : ''}`,
+          retryAfterMs: 2000,
+          ...(done.inventory !== undefined ? { inventory: done.inventory } : {}),
+        };
+      }
+    }
+    return undefined;
+  }
+
+  private client(type: ResourceType): ResourceClient {
+    const key = resourceKey(type);
+    let client = this.clients.get(key);
+    if (client === undefined) {
+      client = this.kube.resource(type);
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+}
+
+const hashOf = (manifest: Manifest) => manifest.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+
+function apiVersionOf(type: ResourceType): string {
+  return type.group === '' ? type.version : `${type.group}/${type.version}`;
+}
+
+function resourceName(type: ResourceType): string {
+  return type.group === '' ? type.plural : `${type.plural}.${type.group}`;
+}
+
+/** The child with its namespace: the envelope's when its kind is namespaced and it names none. */
+function resolve(child: Child, type: ResourceType, target: ScopeTarget): Resolved {
+  let manifest = child.manifest;
+  if (!type.namespaced) {
+    const { namespace: _dropped, ...metadata } = manifest.metadata;
+    manifest = { ...manifest, metadata };
+  } else if (manifest.metadata.namespace === undefined && target.envelopeNamespace !== undefined) {
+    manifest = {
+      ...manifest,
+      metadata: { ...manifest.metadata, namespace: target.envelopeNamespace },
+    };
+  }
+  const namespace = manifest.metadata.namespace;
+  return {
+    child,
+    type,
+    manifest,
+    ref: {
+      apiVersion: manifest.apiVersion,
+      kind: manifest.kind,
+      ...(namespace !== undefined ? { namespace } : {}),
+      name: manifest.metadata.name,
+    },
+  };
+}
+
+/** Previous inventory and what is about to be applied: everything that may exist now. */
+function mergeInventory(
+  previous: readonly ChildReference[],
+  resolved: readonly Resolved[],
+): ChildReference[] {
+  const merged = new Map<string, ChildReference>();
+  for (const ref of previous) merged.set(refKey(ref), ref);
+  for (const r of resolved) merged.set(refKey(r.ref), r.ref);
+  return [...merged.values()];
+}
+
+/** Why the scope's namespace cannot be used as it is, if it cannot. */
+function refusal(
+  target: ScopeTarget,
+  existing: KubeObject | undefined,
+): Exclude<Progress, { state: 'ready' }> | undefined {
+  if (existing === undefined) return undefined;
+  const name = existing.metadata.name;
+  if (existing.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) {
+    return {
+      state: 'failed',
+      reason: 'NamespaceTaken',
+      message: `namespace ${name} exists and does not belong to this scope`,
+    };
+  }
+  if (existing.metadata.deletionTimestamp !== undefined) {
+    return {
+      state: 'in_progress',
+      message: `namespace ${name} is terminating`,
+      retryAfterMs: 1000,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * `desired` is within `actual`: every field it sets holds the same value there. Lists must
+ * match element by element: a list the operator sets is the operator's whole.
+ */
+export function contains(actual: unknown, desired: unknown): boolean {
+  if (desired === null || typeof desired !== 'object') return actual === desired;
+  if (Array.isArray(desired)) {
+    return (
+      Array.isArray(actual) &&
+      actual.length === desired.length &&
+      desired.every((item, index) => contains(actual[index], item))
+    );
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  const record = actual as Record<string, unknown>;
+  for (const [key, value] of Object.entries(desired)) {
+    if (!contains(record[key], value)) return false;
+  }
+  return true;
+}
+
+function failure(
+  message: string,
+  error: KubeApiError,
+  missingRight?: MissingRight,
+): Extract<Progress, { state: 'failed' }> {
+  return {
+    state: 'failed',
+    reason: error.code === 403 ? 'Forbidden' : 'ProvisionRefused',
+    message,
+    ...(missingRight !== undefined ? { missingRight } : {}),
+  };
+}
+
+/**
+ * A refusal (400, 403, 422) will not fix itself: `failed`, naming the child. Conflicts, 5xx
+ * and network errors are thrown on, for the work queue to retry with backoff.
+ */
+function refusedBy(error: unknown, r: Resolved): Extract<Progress, { state: 'failed' }> {
+  if (
+    error instanceof KubeApiError &&
+    !error.transient &&
+    error.code !== 409 &&
+    error.code !== 404
+  ) {
+    const where = `${r.child.entry} (${r.ref.kind} ${r.ref.namespace !== undefined ? `${r.ref.namespace}/` : ''}${r.ref.name})`;
+    return failure(
+      `${where}: ${error.reason}: ${error.message}`,
+      error,
+      error.code === 403 ? { verb: 'patch', resource: resourceName(r.type) } : undefined,
+    );
+  }
+  throw error;
+}
