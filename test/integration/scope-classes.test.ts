@@ -349,6 +349,54 @@ spec:
     expect(await get(`namespace/fn-${fixed.status?.id}`)).toBeDefined();
   });
 
+  it('a placeholder that fails for one scope fails it, and the class names scope and path', async () => {
+    await k(
+      ['apply', '-f', '-'],
+      `apiVersion: platform.nrn.dev/v1alpha1
+kind: ScopeClass
+metadata: {name: regional}
+spec:
+  scope_type: web_pool
+  match: {labels: {regional: "yes"}}
+  resources:
+    - name: region
+      manifest:
+        apiVersion: v1
+        kind: Service
+        metadata: {name: web, annotations: {region: "\${scope.dimensions.region}"}}
+        spec: {ports: [{port: 80}]}
+`,
+    );
+    await sleep(300);
+    const regional = (name: string, extra = '') =>
+      scope(name, 40, extra).replace(
+        `metadata: {name: ${name},`,
+        `metadata: {labels: {regional: "yes"}, name: ${name},`,
+      );
+    await k(['apply', '-f', '-'], regional('nowhere'));
+    const failed = await waitScope('nowhere', (s) => s.status?.status === 'failed');
+    expect(conditionOf(failed, 'Stalled')).toMatchObject({ reason: 'RenderFailed' });
+    expect(conditionOf(failed, 'Stalled')?.message).toContain(
+      'spec.resources[0].manifest.metadata.annotations.region',
+    );
+    const cls = await waitFor(
+      'the class to say where',
+      async () => (await get('scopeclass/regional')) as View,
+      (c) => conditionOf(c, 'Stalled')?.reason === 'RenderFailed',
+    );
+    expect(conditionOf(cls, 'Stalled')?.message).toContain(`${ns}/nowhere`);
+    // Given the dimension, the scope renders, and the class is Ready again.
+    await k(['apply', '-f', '-'], regional('nowhere', '  dimensions: {region: eu}'));
+    const made = await waitScope('nowhere', active);
+    const service = await get('service/web', scopeNamespace(made));
+    expect(service?.metadata.annotations?.region).toBe('eu');
+    await waitFor(
+      'the class Ready again',
+      async () => (await get('scopeclass/regional')) as View,
+      (c) => conditionOf(c, 'Ready')?.status === 'True',
+    );
+  });
+
   it('a kind the operator has no right on: the scope fails, the class names verb and resource', async () => {
     await k(
       ['apply', '-f', '-'],

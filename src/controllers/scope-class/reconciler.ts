@@ -19,13 +19,23 @@ import {
   READY_TRANSITIONS,
 } from '../../domain/status.js';
 import { type Informer, type Kube, type ResourceClient, rawResource } from '../../kube/index.js';
-import { Controller, generationChanged, type ReconcileContext } from '../../runtime/index.js';
+import {
+  Controller,
+  generationChanged,
+  type ReconcileContext,
+  type Result,
+} from '../../runtime/index.js';
 import type { MissingRight } from '../provisioners/scope-provisioner.js';
 
 /** status.scopeClass of a scope: the scopes a class serves. */
 export const SCOPE_CLASS_INDEX = 'scope-class';
 /** Problems listed in a class's message; the rest are counted. */
 const MAX_LISTED_PROBLEMS = 5;
+/**
+ * Least time between two status writes of one class: a burst of scopes changes its counts
+ * with every scope, and the counts need not follow each one.
+ */
+const MIN_WRITE_INTERVAL_MS = 1000;
 
 export interface ScopeClassReconcilerOptions {
   readonly kube: Pick<Kube, 'resource'>;
@@ -42,6 +52,10 @@ export class ScopeClassReconciler {
   private readonly now: () => Date;
   /** Rights provisioning found missing, by class: cleared when one of its scopes provisions. */
   private readonly missing = new Map<string, MissingRight>();
+  /** A scope the class could not render for, by class: the class says which and where. */
+  private readonly unrenderable = new Map<string, { scope: string; problem: string }>();
+  /** When each class's status was last written (ms). */
+  private readonly written = new Map<string, number>();
 
   constructor(private readonly options: ScopeClassReconcilerOptions) {
     this.client = options.kube.resource(rawResource('ScopeClass'));
@@ -67,16 +81,37 @@ export class ScopeClassReconciler {
     this.missing.set(className, right);
   }
 
-  /** A scope of `className` provisioned: a right it lacked is there now. True if one was. */
-  provisioned(className: string): boolean {
-    return this.missing.delete(className);
+  /** The class could not render for `scope` (a placeholder failed for that scope). */
+  renderFailed(className: string, scope: string, problem: string): void {
+    this.unrenderable.set(className, { scope, problem });
   }
 
-  async reconcile(key: string, context: Pick<ReconcileContext, 'log'>): Promise<undefined> {
+  /**
+   * A scope of `className` provisioned: a right it lacked is there now, and it renders for
+   * that scope. True when the class's report changes.
+   */
+  provisioned(className: string, scope: string): boolean {
+    const missing = this.missing.delete(className);
+    const failed = this.unrenderable.get(className)?.scope === scope;
+    if (failed) this.unrenderable.delete(className);
+    return missing || failed;
+  }
+
+  async reconcile(
+    key: string,
+    context: Pick<ReconcileContext, 'log'>,
+  ): Promise<Result | undefined> {
     const object = this.options.classes.cache.getByKey(key);
     if (object === undefined || object.metadata.deletionTimestamp !== undefined) {
       this.missing.delete(key);
-      return;
+      this.unrenderable.delete(key);
+      this.written.delete(key);
+      return undefined;
+    }
+    const since = this.now().getTime() - (this.written.get(key) ?? 0);
+    const changed = object.status?.observedGeneration !== object.metadata.generation;
+    if (!changed && since < MIN_WRITE_INTERVAL_MS) {
+      return { requeueAfter: MIN_WRITE_INTERVAL_MS - since };
     }
     const name = object.metadata.name;
     const generation = object.metadata.generation;
@@ -91,10 +126,23 @@ export class ScopeClassReconciler {
       upToDate,
       ...healthStatus(previous.conditions, report, generation, this.now()),
     };
-    await commitStatus(this.client, this.options.events, object, next, report, READY_TRANSITIONS, {
-      announce: () =>
-        context.log.info({ scopeClass: name, reason: report.reason }, 'scope class status changed'),
-    });
+    const written = await commitStatus(
+      this.client,
+      this.options.events,
+      object,
+      next,
+      report,
+      READY_TRANSITIONS,
+      {
+        announce: () =>
+          context.log.info(
+            { scopeClass: name, reason: report.reason },
+            'scope class status changed',
+          ),
+      },
+    );
+    if (written !== undefined) this.written.set(key, this.now().getTime());
+    return undefined;
   }
 
   private report(
@@ -117,6 +165,22 @@ export class ScopeClassReconciler {
         health: 'stalled',
         reason: 'TemplateInvalid',
         message: `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+      };
+    }
+    let unrenderable = this.unrenderable.get(object.metadata.name);
+    // The scope it failed for is gone: nothing to report.
+    if (
+      unrenderable !== undefined &&
+      this.options.scopes.cache.getByKey(unrenderable.scope) === undefined
+    ) {
+      this.unrenderable.delete(object.metadata.name);
+      unrenderable = undefined;
+    }
+    if (unrenderable !== undefined) {
+      return {
+        health: 'stalled',
+        reason: 'RenderFailed',
+        message: `cannot render for scope ${unrenderable.scope}: ${unrenderable.problem}`,
       };
     }
     const right = this.missing.get(object.metadata.name);

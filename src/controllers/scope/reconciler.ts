@@ -146,7 +146,9 @@ export interface ScopeReconcilerOptions {
   /** Told when provisioning for a class met a right the operator lacks. */
   readonly onMissingRight?: (className: string, right: MissingRight) => void;
   /** Told when a scope of a class provisioned: a right it lacked is there now. */
-  readonly onProvisioned?: (className: string) => void;
+  readonly onProvisioned?: (className: string, scope: string) => void;
+  /** Told when a class cannot render for a scope. */
+  readonly onRenderFailed?: (className: string, scope: string, problem: string) => void;
   readonly baseDomain?: string;
   readonly workers?: number;
   readonly now?: () => Date;
@@ -210,7 +212,11 @@ export class ScopeReconciler {
     }
 
     let scope = this.unwritten(key, cached) ?? (await readByKey(this.client, key));
-    if (scope === undefined) return undefined;
+    if (scope === undefined) {
+      // Gone (its finalizer released by another replica, or never ours): nothing kept for it.
+      this.forget(key);
+      return undefined;
+    }
     const log = context.log;
     if (scope.metadata.deletionTimestamp !== undefined) {
       return this.finalize(key, scope, log, context.signal);
@@ -275,6 +281,9 @@ export class ScopeReconciler {
     const { scopeClass } = plan;
     const record = recordOf(scopeClass);
     if (plan.state === 'invalid') {
+      if (plan.problem !== undefined) {
+        this.options.onRenderFailed?.(scopeClass.metadata.name, key, plan.problem);
+      }
       // A class change that does not compile leaves the scopes it serves as they are.
       if (current.status === 'active' && !changed) return undefined;
       return this.fail(scope, plan.reason, plan.message, identity);
@@ -335,7 +344,7 @@ export class ScopeReconciler {
           paused: false,
         });
         if (phase !== 'active') log.info({ scope: key, id: identity.id }, 'scope provisioned');
-        this.options.onProvisioned?.(record.scopeClass ?? '');
+        this.options.onProvisioned?.(record.scopeClass ?? '', key);
         return undefined;
       case 'in_progress':
         await this.setStatus(
@@ -421,6 +430,7 @@ export class ScopeReconciler {
       return {
         state: 'invalid',
         scopeClass,
+        problem: `${rendered.problem.path}: ${rendered.problem.message}`,
         reason: 'RenderFailed',
         message: `ScopeClass ${scopeClass.metadata.name} cannot render for this scope: ${rendered.problem.path}: ${rendered.problem.message}`,
       };
@@ -628,7 +638,7 @@ export class ScopeReconciler {
     const external = parsed.success && parsed.data.external_created === true;
     const scopeClass =
       status.scopeClass !== undefined ? this.options.classes.byName(status.scopeClass) : undefined;
-    const provisioner = external ? undefined : this.removerOf(scopeClass);
+    const provisioner = external ? undefined : this.removerOf(scopeClass, status);
     if (identity !== undefined && provisioner !== undefined && parsed.success) {
       if (status.status !== 'deleting') {
         scope = await this.setStatus(scope, 'deleting', identity, {
@@ -665,8 +675,7 @@ export class ScopeReconciler {
         throw new Stalled(progress.reason, progress.message);
       }
     }
-    this.renders.delete(key);
-    this.options.rollout.forget(key);
+    this.forget(key);
     scope = await this.setStatus(scope, 'deleted', identity, {
       health: 'reconciling',
       reason: 'Deleted',
@@ -722,9 +731,20 @@ export class ScopeReconciler {
    * the namespace provisioner, which needs only the inventory, once it is gone. None for a
    * class whose scopes are provisioned elsewhere.
    */
-  private removerOf(scopeClass: ScopeClassObject | undefined): ScopeProvisioner | undefined {
+  private removerOf(
+    scopeClass: ScopeClassObject | undefined,
+    status: ScopeStatus,
+  ): ScopeProvisioner | undefined {
+    // Objects on record are removed whatever the class has become since.
+    if ((status.inventory ?? []).length > 0) return this.options.provisioners.namespace;
     const type = scopeClass?.spec?.provisioner.type ?? 'namespace';
     return type === 'none' ? undefined : this.options.provisioners[type];
+  }
+
+  /** What is kept for a scope that is gone. */
+  private forget(key: string): void {
+    this.renders.delete(key);
+    this.options.rollout.forget(key);
   }
 
   /** `failed` (Stalled=True) written, then Stalled thrown: the key waits for a change. */
@@ -805,6 +825,8 @@ type Plan =
       readonly scopeClass: ScopeClassObject;
       readonly reason: string;
       readonly message: string;
+      /** A placeholder that failed for this scope only: the class reports it too. */
+      readonly problem?: string;
     }
   | { readonly state: 'ready'; readonly scopeClass: ScopeClassObject; readonly provisioner: 'none' }
   | {

@@ -61,8 +61,12 @@ export function setupScopes(context: SetupContext): KindSetup {
       classReconciler.missingRight(className, right);
       classController.enqueue(className);
     },
-    onProvisioned: (className) => {
-      if (classReconciler.provisioned(className)) classController.enqueue(className);
+    onProvisioned: (className, scope) => {
+      if (classReconciler.provisioned(className, scope)) classController.enqueue(className);
+    },
+    onRenderFailed: (className, scope, problem) => {
+      classReconciler.renderFailed(className, scope, problem);
+      classController.enqueue(className);
     },
     baseDomain: context.baseDomain,
   }).controller();
