@@ -513,6 +513,7 @@ describe('lists', () => {
       'Type',
       'Status',
       'Ready',
+      'Class',
       'App',
       'Domain',
       'Age',

@@ -60,6 +60,7 @@ describe('kubectl against the cluster', () => {
     const out = await ok(['apply', '-f', CRDS]);
     expect(out.trim().split('\n')).toEqual([
       'customresourcedefinition.apiextensions.k8s.io/applications.platform.nrn.dev unchanged',
+      'customresourcedefinition.apiextensions.k8s.io/scopeclasses.platform.nrn.dev unchanged',
       'customresourcedefinition.apiextensions.k8s.io/scopes.platform.nrn.dev unchanged',
       'customresourcedefinition.apiextensions.k8s.io/services.platform.nrn.dev unchanged',
       'customresourcedefinition.apiextensions.k8s.io/servicespecifications.platform.nrn.dev unchanged',
@@ -112,6 +113,7 @@ describe('kubectl against the cluster', () => {
       'TYPE',
       'STATUS',
       'READY',
+      'CLASS',
       'AGE',
     ]);
     expect(table).toMatch(/^cols\s+web_pool\s+\d+s\s*$/m);
@@ -226,6 +228,7 @@ describe('kubectl against the cluster', () => {
         'TYPE',
         'STATUS',
         'READY',
+        'CLASS',
         'AGE',
       ]);
     } finally {

@@ -86,17 +86,17 @@ describe('a custom resource', () => {
     await ok(['apply', '-f', '-'], scope('beta'));
     const list = await ok(['get', 'scopes', '-n', ns]);
     const one = await ok(['get', 'scope', 'alpha', '-n', ns]);
-    expect(header(list)).toEqual(['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'AGE']);
+    expect(header(list)).toEqual(['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'CLASS', 'AGE']);
     expect(header(one)).toEqual(header(list));
     expect(lines(one)).toHaveLength(2);
     expect(lines(one)[1]?.slice(0, 3)).toEqual(['alpha', '', 'web_pool']);
 
     const wideList = await ok(['get', 'scopes', '-n', ns, '-o', 'wide']);
     const wideOne = await ok(['get', 'scope', 'alpha', '-n', ns, '-o', 'wide']);
-    const wideHeader = ['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'APP', 'DOMAIN', 'AGE'];
+    const wideHeader = ['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'CLASS', 'APP', 'DOMAIN', 'AGE'];
     expect(header(wideList)).toEqual(wideHeader);
     expect(header(wideOne)).toEqual(wideHeader);
-    expect(lines(wideOne)[1]?.[5]).toBe('42');
+    expect(lines(wideOne)[1]?.[6]).toBe('42');
   });
 
   it('answers a GET of one object as=Table with a Table of one row', async () => {
@@ -113,6 +113,7 @@ describe('a custom resource', () => {
       'Type',
       'Status',
       'Ready',
+      'Class',
       'App',
       'Domain',
       'Age',
@@ -152,7 +153,7 @@ describe('a custom resource', () => {
       child.kill();
     }
     const printed = lines(out);
-    expect(printed[0]).toEqual(['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'AGE']);
+    expect(printed[0]).toEqual(['NAME', 'ID', 'TYPE', 'STATUS', 'READY', 'CLASS', 'AGE']);
     // The object itself, then its change: rows of the same columns, no second header.
     expect(printed.slice(1).map((row) => row.slice(0, 3))).toEqual([
       ['beta', '', 'web_pool'],
