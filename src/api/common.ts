@@ -147,3 +147,28 @@ export const CommonStatus = {
   observedGeneration: z.number().int().nonnegative().optional(),
   conditions: Conditions.optional(),
 };
+
+/** A CEL rule of the CRD (`x-kubernetes-validations`), which the API server checks on writes. */
+export interface CelRule {
+  readonly rule: string;
+  readonly message: string;
+  readonly messageExpression?: string;
+  readonly fieldPath?: string;
+  readonly reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired';
+}
+
+/** `schema` with CEL rules for the CRD, its description kept. */
+export function withRules<T extends z.ZodType>(schema: T, ...rules: CelRule[]): T {
+  return schema.meta({
+    ...(schema.description !== undefined ? { description: schema.description } : {}),
+    'x-kubernetes-validations': rules,
+  }) as T;
+}
+
+/**
+ * A field that keeps the value it was created with: a transition rule the API server checks
+ * on every update (`oldSelf`), so `kubectl apply` of a change is refused before it is stored.
+ */
+export function immutable<T extends z.ZodType>(schema: T, field: string): T {
+  return withRules(schema, { rule: 'self == oldSelf', message: `${field} is immutable` });
+}

@@ -6,6 +6,7 @@ import {
   ConcreteNrnString,
   FreeObject,
   IntegerId,
+  immutable,
   LocalObjectReference,
   MessageItem,
   NrnString,
@@ -15,6 +16,7 @@ import {
   Slug,
   StringMap,
   Uuid,
+  withRules,
 } from './common.js';
 import { CreateScopeRequest, ScopeExtras } from './scope.js';
 import { MAX_CLASS_RESOURCES, ScopeClassSpec, ScopeClassStatus } from './scope-class.js';
@@ -36,28 +38,37 @@ const ObservedRetry = z
 
 // --- Application -------------------------------------------------------------------------
 
-export const ApplicationSpec = z
-  .object({
-    id: IntegerId.describe('Application id, unique across namespaces.'),
-    name: NonEmpty,
-    nrn: z
-      .string()
-      .regex(/^organization=[0-9]+(:account=[0-9]+)?(:namespace=[0-9]+)?:application=[0-9]+$/, {
-        error: 'must be an application NRN such as organization=1:account=2:application=3',
-      })
-      .describe('The application NRN; ends in application=<id>.'),
-    slug: Slug.optional().describe('Derived from name when absent.'),
-  })
-  .strict()
-  .superRefine((spec, ctx) => {
-    if (!spec.nrn.endsWith(`:application=${spec.id}`)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['nrn'],
-        message: `must end in application=${spec.id}`,
-      });
-    }
-  });
+export const ApplicationSpec = withRules(
+  z
+    .object({
+      id: immutable(IntegerId.describe('Application id, unique across namespaces.'), 'id'),
+      name: NonEmpty,
+      nrn: z
+        .string()
+        .regex(/^organization=[0-9]+(:account=[0-9]+)?(:namespace=[0-9]+)?:application=[0-9]+$/, {
+          error: 'must be an application NRN such as organization=1:account=2:application=3',
+        })
+        .describe('The application NRN; ends in application=<id>.'),
+      slug: Slug.optional().describe('Derived from name when absent.'),
+    })
+    .strict()
+    .superRefine((spec, ctx) => {
+      if (!spec.nrn.endsWith(`:application=${spec.id}`)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nrn'],
+          message: `must end in application=${spec.id}`,
+        });
+      }
+    }),
+  // The same rule as the refinement above, for the API server to refuse at apply.
+  {
+    rule: "self.nrn.endsWith(':application=' + string(self.id))",
+    message: 'must end in application=<id>',
+    messageExpression: "'must end in application=' + string(self.id)",
+    fieldPath: '.nrn',
+  },
+);
 export type ApplicationSpec = z.infer<typeof ApplicationSpec>;
 
 export const ApplicationStatus = z
@@ -78,7 +89,12 @@ export const ChildReference = z
   .strict();
 export type ChildReference = z.infer<typeof ChildReference>;
 
-export const ScopeSpec = CreateScopeRequest.extend(ScopeExtras).strict();
+export const ScopeSpec = CreateScopeRequest.extend({
+  // A scope's application and type are what its identity and class come from: fixed at create.
+  application_id: immutable(CreateScopeRequest.shape.application_id, 'application_id'),
+  type: immutable(CreateScopeRequest.shape.type, 'type'),
+  ...ScopeExtras,
+}).strict();
 export type ScopeSpec = z.infer<typeof ScopeSpec>;
 
 export const ScopeStatus = z
@@ -112,10 +128,13 @@ export type ScopeStatus = z.infer<typeof ScopeStatus>;
 export const ServiceSpec = z
   .object({
     name: NonEmpty,
-    type: ServiceType,
-    specification_id: Uuid.describe('The ServiceSpecification (spec.id) this service follows.'),
+    type: immutable(ServiceType, 'type'),
+    specification_id: immutable(
+      Uuid.describe('The ServiceSpecification (spec.id) this service follows.'),
+      'specification_id',
+    ),
     desired_specification_id: Uuid.optional(),
-    entity_nrn: NrnString.describe('NRN of the owning entity.'),
+    entity_nrn: immutable(NrnString.describe('NRN of the owning entity.'), 'entity_nrn'),
     linkable_to: z.array(NrnString).optional().describe('NRNs that can see this service.'),
     dimensions: StringMap.optional(),
     selectors: Selectors.optional(),
@@ -154,35 +173,47 @@ export type ServiceStatus = z.infer<typeof ServiceStatus>;
 
 export const DEFAULT_PROVISION_DEADLINE_SECONDS = 1800;
 
-export const Provisioner = z
-  .object({
-    type: z.enum(['webhook', 'none']).describe('webhook: POST to url; none: nothing to run.'),
-    url: z
-      .url({ protocol: /^https?$/ })
-      .optional()
-      .describe('Endpoint of a webhook provisioner.'),
-    signing_secret_ref: LocalObjectReference.optional().describe(
-      'Secret whose key "key" signs webhook calls (HMAC-SHA256).',
-    ),
-    deadline_seconds: z
-      .number()
-      .int()
-      .min(1)
-      .default(DEFAULT_PROVISION_DEADLINE_SECONDS)
-      .describe('How long transient provider failures are retried.'),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    if (p.type === 'webhook' && p.url === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a webhook provisioner needs a url' });
-    }
-  });
+export const Provisioner = withRules(
+  z
+    .object({
+      type: z.enum(['webhook', 'none']).describe('webhook: POST to url; none: nothing to run.'),
+      url: z
+        .url({ protocol: /^https?$/ })
+        .optional()
+        .describe('Endpoint of a webhook provisioner.'),
+      signing_secret_ref: LocalObjectReference.optional().describe(
+        'Secret whose key "key" signs webhook calls (HMAC-SHA256).',
+      ),
+      deadline_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .default(DEFAULT_PROVISION_DEADLINE_SECONDS)
+        .describe('How long transient provider failures are retried.'),
+    })
+    .strict()
+    .superRefine((p, ctx) => {
+      if (p.type === 'webhook' && p.url === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: 'a webhook provisioner needs a url',
+        });
+      }
+    }),
+  {
+    rule: "self.type != 'webhook' || has(self.url)",
+    message: 'a webhook provisioner needs a url',
+    fieldPath: '.url',
+    reason: 'FieldValueRequired',
+  },
+);
 
 export const ServiceSpecificationSpec = z
   .object({
-    id: Uuid.describe('What a service names as specification_id.'),
+    id: immutable(Uuid.describe('What a service names as specification_id.'), 'id'),
     name: NonEmpty,
-    type: ServiceType,
+    type: immutable(ServiceType, 'type'),
     attributes: z
       .object({
         schema: FreeObject.describe('JSON Schema of attributes; secret: true marks a secret one.'),

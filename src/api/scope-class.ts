@@ -6,10 +6,12 @@ import { z } from 'zod';
 import {
   CommonStatus,
   FreeObject,
+  immutable,
   LocalObjectReference,
   ScopeTier,
   ScopeType,
   StringMap,
+  withRules,
 } from './common.js';
 
 /** A bound on what one class may make per scope: each is applied, watched and removed. */
@@ -118,71 +120,94 @@ export const ClassResource = z
   .strict();
 export type ClassResource = z.infer<typeof ClassResource>;
 
-export const ScopeClassProvisioner = z
-  .object({
-    type: z
-      .enum(['namespace', 'webhook', 'none'])
-      .default('namespace')
-      .describe(
-        'namespace: the envelope and resources; webhook: POST to url; none: provisioned outside.',
+export const ScopeClassProvisioner = withRules(
+  z
+    .object({
+      type: z
+        .enum(['namespace', 'webhook', 'none'])
+        .default('namespace')
+        .describe(
+          'namespace: the envelope and resources; webhook: POST to url; none: provisioned outside.',
+        ),
+      url: z
+        .url({ protocol: /^https?$/ })
+        .optional()
+        .describe('Endpoint of a webhook provisioner.'),
+      signing_secret_ref: LocalObjectReference.optional().describe(
+        'Secret in the operator\'s namespace whose key "key" signs webhook calls.',
       ),
-    url: z
-      .url({ protocol: /^https?$/ })
-      .optional()
-      .describe('Endpoint of a webhook provisioner.'),
-    signing_secret_ref: LocalObjectReference.optional().describe(
-      'Secret in the operator\'s namespace whose key "key" signs webhook calls.',
-    ),
-    deadline_seconds: z.number().int().min(1).default(DEFAULT_SCOPE_DEADLINE_SECONDS),
-  })
-  .strict();
+      deadline_seconds: z.number().int().min(1).default(DEFAULT_SCOPE_DEADLINE_SECONDS),
+    })
+    .strict(),
+  {
+    rule: "self.type != 'webhook' || has(self.url)",
+    message: 'a webhook provisioner needs a url',
+    fieldPath: '.url',
+    reason: 'FieldValueRequired',
+  },
+);
 
-export const ScopeClassSpec = z
-  .object({
-    scope_type: ScopeType.describe('The scope type this class serves.'),
-    default: z
-      .boolean()
-      .default(false)
-      .describe('Serves the scopes of its type that no more specific class matches.'),
-    match: ScopeClassMatch.optional(),
-    provisioner: ScopeClassProvisioner.default({
-      type: 'namespace',
-      deadline_seconds: DEFAULT_SCOPE_DEADLINE_SECONDS,
-    }),
-    namespace: NamespaceEnvelope.default({
-      name: DEFAULT_SCOPE_NAMESPACE_PATTERN,
-      network_policy: 'none',
-    }),
-    resources: z.array(ClassResource).max(MAX_CLASS_RESOURCES).optional(),
-  })
-  .strict()
-  .superRefine((spec, ctx) => {
-    if (spec.provisioner.type === 'webhook' && spec.provisioner.url === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['provisioner', 'url'],
-        message: 'a webhook provisioner needs a url',
-      });
-    }
-    const seen = new Set<string>();
-    for (const [index, resource] of (spec.resources ?? []).entries()) {
-      if (seen.has(resource.name)) {
+export const ScopeClassSpec = withRules(
+  z
+    .object({
+      // The scopes a class serves are of its type: another type would be another class.
+      scope_type: immutable(ScopeType.describe('The scope type this class serves.'), 'scope_type'),
+      default: z
+        .boolean()
+        .default(false)
+        .describe('Serves the scopes of its type that no more specific class matches.'),
+      match: ScopeClassMatch.optional(),
+      provisioner: ScopeClassProvisioner.default({
+        type: 'namespace',
+        deadline_seconds: DEFAULT_SCOPE_DEADLINE_SECONDS,
+      }),
+      namespace: NamespaceEnvelope.default({
+        name: DEFAULT_SCOPE_NAMESPACE_PATTERN,
+        network_policy: 'none',
+      }),
+      resources: z.array(ClassResource).max(MAX_CLASS_RESOURCES).optional(),
+    })
+    .strict()
+    .superRefine((spec, ctx) => {
+      if (spec.provisioner.type === 'webhook' && spec.provisioner.url === undefined) {
         ctx.addIssue({
           code: 'custom',
-          path: ['resources', index, 'name'],
-          message: `${resource.name} is already the name of another resource`,
+          path: ['provisioner', 'url'],
+          message: 'a webhook provisioner needs a url',
         });
       }
-      seen.add(resource.name);
-    }
-    if (spec.namespace.quota?.cpu === true && spec.namespace.cpu_profiles === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['namespace', 'cpu_profiles'],
-        message: 'quota.cpu needs the cpu_profiles table',
-      });
-    }
-  });
+      const seen = new Set<string>();
+      for (const [index, resource] of (spec.resources ?? []).entries()) {
+        if (seen.has(resource.name)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['resources', index, 'name'],
+            message: `${resource.name} is already the name of another resource`,
+          });
+        }
+        seen.add(resource.name);
+      }
+      if (spec.namespace.quota?.cpu === true && spec.namespace.cpu_profiles === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['namespace', 'cpu_profiles'],
+          message: 'quota.cpu needs the cpu_profiles table',
+        });
+      }
+    }),
+  // The refinements above, for the API server to refuse at apply.
+  {
+    rule: '!has(self.resources) || self.resources.all(r, self.resources.exists_one(o, o.name == r.name))',
+    message: 'resource names must be unique in the class',
+    fieldPath: '.resources',
+  },
+  {
+    rule: '!has(self.__namespace__) || !has(self.__namespace__.quota) || !has(self.__namespace__.quota.cpu) || !self.__namespace__.quota.cpu || has(self.__namespace__.cpu_profiles)',
+    message: 'quota.cpu needs the cpu_profiles table',
+    fieldPath: '.namespace.cpu_profiles',
+    reason: 'FieldValueRequired',
+  },
+);
 export type ScopeClassSpec = z.infer<typeof ScopeClassSpec>;
 
 export const ScopeClassStatus = z
