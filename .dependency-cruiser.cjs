@@ -60,6 +60,14 @@ module.exports = {
       to: { path: '^src/(controllers|domain|facade|runtime|kube)/' },
     },
     {
+      name: 'cel-imports-nothing-of-ours',
+      comment:
+        'src/cel owns CEL for the whole repository (ScopeClass templates in src/domain, CRD rules in src/local): it depends on no other layer, so both may use it.',
+      severity: 'error',
+      from: { path: '^src/cel/' },
+      to: { path: '^src/', pathNot: '^src/cel/' },
+    },
+    {
       name: 'no-dev-dependencies-in-src',
       severity: 'error',
       from: { path: '^src/' },

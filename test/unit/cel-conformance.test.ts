@@ -1,12 +1,11 @@
 // The cel-spec conformance cases of the CEL function families ScopeClass templates rely on (ADR
 // 0019: strings and the strings extension, arithmetic, conversions, macros, lists, maps, logic),
-// run through @bufbuild/cel as the renderer configures it (standard library + `strings`), so an
-// upgrade that breaks one of them fails here. The data is the suite @bufbuild/cel-spec ships
+// run through the repository's one CEL environment (src/cel: standard library, `strings`,
+// Kubernetes' list and regex libraries, all metered), so an upgrade that breaks one of them fails here. The data is the suite @bufbuild/cel-spec ships
 // (testdata/tests.js, cases extracted from google/cel-spec's conformance textprotos).
 import {
   type CelInput,
   type CelValue,
-  celEnv,
   celUint,
   isCelError,
   isCelList,
@@ -16,13 +15,13 @@ import {
   parse,
   plan,
 } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
 import type { Value } from '@bufbuild/cel-spec/cel/expr/value_pb.js';
 import {
   getConformanceSuite,
   type IncrementalTestSuite,
 } from '@bufbuild/cel-spec/testdata/tests.js';
 import { describe, expect, it } from 'vitest';
+import { ENV } from '../../src/cel/index.js';
 
 /** Suites (and sub-suites) we rely on; a name alone takes all its sub-suites. */
 const FAMILIES: readonly (readonly [string, ...string[]])[] = [
@@ -65,8 +64,6 @@ const FAMILIES: readonly (readonly [string, ...string[]])[] = [
  * if an upgrade fixes one, remove it here. Keyed `suite/sub-suite/test`.
  */
 const KNOWN_FAILURES = new Set<string>([]);
-
-const env = celEnv({ funcs: strings });
 
 type Plain = null | boolean | string | { readonly [key: string]: unknown } | readonly Plain[];
 
@@ -181,7 +178,7 @@ function runCase(test: IncrementalTestSuite['tests'][number]): Outcome {
   }
   let result: CelValue | ReturnType<typeof Error> | undefined;
   try {
-    result = plan(env, parse(original.expr))(bindings as never);
+    result = plan(ENV, parse(original.expr))(bindings as never);
   } catch (error) {
     result = error as Error;
   }

@@ -1,28 +1,20 @@
 // The per-scope template renderer of ScopeClass manifests (ADR 0019): a JSON value whose string
 // values may hold `${ <CEL expression> }` placeholders (kro's form) is compiled once, then rendered
-// for each scope with that scope's fields bound as CEL variables. It owns the placeholder syntax,
-// the CEL environment templates run in, the JSON <-> CEL value mapping and the bounds; it knows
-// nothing of Kubernetes or of what the manifests are.
+// for each scope with that scope's fields bound as CEL variables. It owns the placeholder syntax
+// and the bounds; the CEL environment, the JSON <-> CEL value mapping and the cost meter are
+// src/cel's. It knows nothing of Kubernetes or of what the manifests are.
+import { type CelValue, isCelError, isCelList, isCelMap } from '@bufbuild/cel';
 import {
-  type CelFunc,
-  CelScalar,
-  type CelValue,
-  celEnv,
-  celFunc,
-  celList,
-  celMap,
-  isCelError,
-  isCelList,
-  isCelMap,
-  isCelType,
-  isCelUint,
-  parse,
-  plan,
-} from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { ExprSchema } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { create } from '@bufbuild/protobuf';
+  celString,
+  celTypeName,
+  compileCel,
+  metered,
+  setKey,
+  toCel,
+  toJson,
+  ValueProblem,
+  variableNameProblem,
+} from '../../cel/index.js';
 
 /** A problem with a template, at a JSON path such as `resources[2].manifest.spec.replicas`. */
 export interface TemplateProblem {
@@ -102,26 +94,6 @@ export function compileTemplate(
       }
     },
   };
-}
-
-/**
- * CEL's reserved words cannot name a variable (cel-spec langdef.md, "Syntax": `false in null true`
- * and, "to allow easier embedding of CEL into a host language", `as break const continue else for
- * function if import let loop package namespace return var void while`). They stay usable as
- * field names: `scope.namespace` parses.
- */
-const RESERVED = new Set(
-  'false in null true as break const continue else for function if import let loop package namespace return var void while'.split(
-    ' ',
-  ),
-);
-
-function variableNameProblem(name: string): string | undefined {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-    return `variable name '${name}' is not a CEL identifier`;
-  if (RESERVED.has(name))
-    return `variable name '${name}' is a reserved word in CEL; choose another`;
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,89 +184,6 @@ function literalEnd(source: string, open: number): number | undefined {
   }
   return undefined;
 }
-
-// ---------------------------------------------------------------------------------------------
-// The CEL environment and its cost meter.
-
-/** The cost meter of the render in progress (evaluation is synchronous: one at a time). */
-let meter: { spent: number; limit: number } | undefined;
-
-const COST_EXCEEDED = 'evaluation cost limit exceeded';
-
-function charge(units: number): void {
-  if (meter === undefined) return;
-  meter.spent += units;
-  if (meter.spent > meter.limit)
-    throw new Error(`${COST_EXCEEDED} (${meter.limit} units per render)`);
-}
-
-function sizeOf(value: unknown): number {
-  if (typeof value === 'string' || value instanceof Uint8Array) return value.length;
-  if (isCelList(value) || isCelMap(value)) return value.size;
-  return 0;
-}
-
-/**
- * Each standard function, charged for what it reads and makes. @bufbuild/cel 0.6 has no cost
- * tracking of its own (no cost or budget option in CelEnvOptions or plan()); a function given in
- * `funcs` with the id of a standard one replaces it (env.ts: "This can be used to override any
- * std function/method"; resolver.ts createFuncGroup dedupes by id), so the meter wraps them all.
- */
-function metered(func: CelFunc): CelFunc {
-  return Object.create(func, {
-    call: {
-      value(id: number, target: CelValue | undefined, args: CelValue[]) {
-        let read = sizeOf(target);
-        for (const arg of args) read += sizeOf(arg);
-        charge(1 + Math.ceil(read / 64));
-        const result = func.call(id, target, args);
-        const made = sizeOf(result);
-        if (made > 0) charge(Math.ceil(made / 64));
-        return result;
-      },
-    },
-  }) as CelFunc;
-}
-
-/**
- * Called on every comprehension iteration: the macros' loops are the only loops CEL has. Metered
- * like the others, so that an exhausted budget throws past the planner (plan.ts turns the throw
- * into the evaluation's error) instead of becoming a CelError that `||` or `&&` could absorb.
- */
-const TICK = '@nrn_tick';
-const tick = metered(celFunc(TICK, [CelScalar.DYN], CelScalar.DYN, (condition) => condition));
-
-const ENV = (() => {
-  const base = celEnv({ funcs: strings });
-  return celEnv({ funcs: [...[...base.funcs].map(metered), tick] });
-})();
-
-/** The type denotations of the standard environment (langdef.md, "Types"), as in `type(x) == int`. */
-const TYPE_NAMES = new Set([
-  'int',
-  'uint',
-  'double',
-  'bool',
-  'string',
-  'bytes',
-  'list',
-  'map',
-  'null_type',
-  'type',
-  'dyn',
-]);
-
-/** Function names the planner evaluates itself (planner.ts planCall), not through the resolver. */
-const PLANNER_OPERATORS = new Set([
-  '_[_]',
-  '_[?_]',
-  '_?._',
-  '_?_:_',
-  '_&&_',
-  '_||_',
-  '@not_strictly_false',
-  '__not_strictly_false__',
-]);
 
 // ---------------------------------------------------------------------------------------------
 // Compiling.
@@ -404,112 +293,14 @@ class Compiler {
       this.problems.push({ path, message: 'empty placeholder `${}`' });
       return failed;
     }
-    let root: Expr;
-    try {
-      root = parse(source).expr;
-    } catch (error) {
-      this.problems.push({
-        path,
-        message: `${where}: syntax error: ${describe(error).replace(/^<input>:/, '')}`,
-      });
+    const compiled = compileCel(source, [...this.variables]);
+    if (!compiled.ok) {
+      for (const message of compiled.errors)
+        this.problems.push({ path, message: `${where}: ${message}` });
       return failed;
     }
-    const errors = this.check(root, new Set());
-    if (errors.length > 0) {
-      for (const message of errors) this.problems.push({ path, message: `${where}: ${message}` });
-      return failed;
-    }
-    try {
-      const program = plan(ENV, root);
-      return (bindings) => program(bindings as never);
-    } catch (error) {
-      this.problems.push({ path, message: `${where}: ${describe(error)}` });
-      return failed;
-    }
+    return compiled.program;
   }
-
-  /**
-   * Finds names that are neither declared variables nor bound by a macro, and unknown functions.
-   * The library's type checker (check.ts) handles only constants and identifiers in 0.6, so this
-   * walk is our check. It also puts the cost meter's tick into every comprehension's condition.
-   */
-  private check(expr: Expr | undefined, bound: ReadonlySet<string>): string[] {
-    if (expr === undefined) return [];
-    const kind = expr.exprKind;
-    switch (kind.case) {
-      case 'identExpr':
-        return bound.has(kind.value.name) ||
-          this.variables.has(kind.value.name) ||
-          TYPE_NAMES.has(kind.value.name)
-          ? []
-          : [
-              `unknown variable '${kind.value.name}' (known: ${[...this.variables].join(', ') || 'none'})`,
-            ];
-      case 'selectExpr':
-        return this.check(kind.value.operand, bound);
-      case 'callExpr': {
-        const call = kind.value;
-        const errors: string[] = [];
-        const qualified = call.target === undefined ? undefined : qualifiedName(call.target);
-        if (
-          qualified !== undefined &&
-          ENV.funcs.find(`${qualified}.${call.function}`) !== undefined
-        ) {
-          // A namespaced function such as strings.quote: its "target" is its name, not a value.
-        } else {
-          if (
-            !PLANNER_OPERATORS.has(call.function) &&
-            ENV.funcs.find(call.function) === undefined
-          ) {
-            errors.push(`unknown function '${call.function}'`);
-          }
-          errors.push(...this.check(call.target, bound));
-        }
-        for (const arg of call.args) errors.push(...this.check(arg, bound));
-        return errors;
-      }
-      case 'listExpr':
-        return kind.value.elements.flatMap((element) => this.check(element, bound));
-      case 'structExpr':
-        return kind.value.entries.flatMap((entry) => [
-          ...(entry.keyKind.case === 'mapKey' ? this.check(entry.keyKind.value, bound) : []),
-          ...this.check(entry.value, bound),
-        ]);
-      case 'comprehensionExpr': {
-        const loop = kind.value;
-        const inner = new Set([...bound, loop.accuVar]);
-        const iterated = new Set([...inner, loop.iterVar]);
-        const errors = [
-          ...this.check(loop.iterRange, bound),
-          ...this.check(loop.accuInit, bound),
-          ...this.check(loop.loopCondition, iterated),
-          ...this.check(loop.loopStep, iterated),
-          ...this.check(loop.result, inner),
-        ];
-        if (loop.loopCondition !== undefined) {
-          loop.loopCondition = create(ExprSchema, {
-            id: loop.loopCondition.id,
-            exprKind: { case: 'callExpr', value: { function: TICK, args: [loop.loopCondition] } },
-          });
-        }
-        return errors;
-      }
-      case 'constExpr':
-        return [];
-      default:
-        return [`unsupported expression (${kind.case ?? 'empty'})`];
-    }
-  }
-}
-
-function qualifiedName(expr: Expr): string | undefined {
-  const kind = expr.exprKind;
-  if (kind.case === 'identExpr') return kind.value.name;
-  if (kind.case === 'selectExpr' && !kind.value.testOnly && kind.value.operand !== undefined) {
-    const operand = qualifiedName(kind.value.operand);
-    return operand === undefined ? undefined : `${operand}.${kind.value.field}`;
-  }
-  return undefined;
 }
 
 function textOf(piece: Piece): string {
@@ -556,7 +347,7 @@ function render(
       return { ok: false, problem: { path: root, message: `variable '${name}' was not provided` } };
     }
     const converted = toCel(input[name], limits.maxDepth, budget);
-    if (converted instanceof RenderProblem) {
+    if (converted instanceof ValueProblem) {
       return {
         ok: false,
         problem: { path: root, message: `variable '${name}': ${converted.message}` },
@@ -564,16 +355,10 @@ function render(
     }
     bindings[name] = converted;
   }
-  const previous = meter;
-  meter = { spent: 0, limit: limits.maxCost };
-  try {
-    const value = renderNode(node, bindings, limits);
-    return value instanceof RenderProblem
-      ? { ok: false, problem: { path: value.path, message: value.message } }
-      : { ok: true, value };
-  } finally {
-    meter = previous;
-  }
+  const { result: value } = metered(limits.maxCost, () => renderNode(node, bindings, limits));
+  return value instanceof RenderProblem
+    ? { ok: false, problem: { path: value.path, message: value.message } }
+    : { ok: true, value };
 }
 
 function renderNode(
@@ -663,124 +448,7 @@ function embeddable(value: CelValue): string | RenderProblem {
   }
   if (value === null) return new RenderProblem('', 'null cannot be embedded in a string');
   const text = celString(value);
-  return text ?? new RenderProblem('', `a value of type ${typeName(value)} has no string form`);
-}
-
-/** CEL's own `string()` conversion (with its formatting of doubles, durations, timestamps). */
-function celString(value: CelValue): string | undefined {
-  const result = STRING_CONVERSION?.call(0, undefined, [value]);
-  return typeof result === 'string' ? result : undefined;
-}
-
-const STRING_CONVERSION = celEnv().funcs.find('string');
-
-function typeName(value: CelValue): string {
-  if (typeof value === 'bigint') return 'int';
-  if (typeof value === 'number') return 'double';
-  if (isCelUint(value)) return 'uint';
-  if (value instanceof Uint8Array) return 'bytes';
-  if (isCelType(value)) return 'type';
-  if (typeof value === 'object' && value !== null && 'desc' in value) {
-    return String((value as { desc: { typeName: string } }).desc.typeName);
-  }
-  return typeof value;
-}
-
-/** A JSON value from a CEL result, or why there is none; `budget.bytes` bounds its JSON size. */
-function toJson(
-  value: CelValue,
-  depth: number,
-  budget: { bytes: number },
-): { json: unknown } | string {
-  const spend = (bytes: number) => {
-    budget.bytes -= bytes;
-    return budget.bytes < 0;
-  };
-  const tooLarge = 'rendered value is larger than the bound';
-  if (depth < 0) return 'rendered value is nested too deeply';
-  if (value === null || typeof value === 'boolean') return spend(5) ? tooLarge : { json: value };
-  if (typeof value === 'string') return spend(value.length + 2) ? tooLarge : { json: value };
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return `${value} is not a JSON number`;
-    return spend(24) ? tooLarge : { json: value };
-  }
-  if (typeof value === 'bigint' || isCelUint(value)) {
-    const n = typeof value === 'bigint' ? value : value.value;
-    if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) {
-      return `${n} is outside the integers a JSON number holds exactly (±2^53-1)`;
-    }
-    return spend(20) ? tooLarge : { json: Number(n) };
-  }
-  if (isCelList(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
-      if (spend(1)) return tooLarge;
-      const converted = toJson(item, depth - 1, budget);
-      if (typeof converted === 'string') return converted;
-      out.push(converted.json);
-    }
-    return { json: out };
-  }
-  if (isCelMap(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of value.entries()) {
-      if (typeof key !== 'string')
-        return `map key ${String(key)} is not a string (JSON object keys are strings)`;
-      if (spend(key.length + 4)) return tooLarge;
-      const converted = toJson(item, depth - 1, budget);
-      if (typeof converted === 'string') return converted;
-      setKey(out, key, converted.json);
-    }
-    return { json: out };
-  }
-  // bytes, durations, timestamps, types: their CEL string form where CEL has one.
-  const text = celString(value);
-  if (text === undefined) return `a value of type ${typeName(value)} has no JSON form`;
-  return spend(text.length + 2) ? tooLarge : { json: text };
-}
-
-/**
- * A CEL value from a JSON value: whole numbers become ints and fractional ones doubles (ADR 0019,
- * "Numbers"), objects maps, arrays lists. Converted once per render, not at each access.
- */
-function toCel(value: unknown, depth: number, budget: { nodes: number }): unknown {
-  budget.nodes -= 1;
-  if (budget.nodes < 0) return new RenderProblem('', 'too many values');
-  if (depth < 0) return new RenderProblem('', 'nested too deeply');
-  if (
-    value === null ||
-    typeof value === 'boolean' ||
-    typeof value === 'string' ||
-    typeof value === 'bigint'
-  ) {
-    return value;
-  }
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return new RenderProblem('', `${value} is not a JSON number`);
-    return Number.isSafeInteger(value) ? BigInt(value) : value;
-  }
-  if (value === undefined) return null;
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
-      const converted = toCel(item, depth - 1, budget);
-      if (converted instanceof RenderProblem) return converted;
-      out.push(converted);
-    }
-    return celList(out as never);
-  }
-  if (typeof value === 'object') {
-    const out = new Map<string, unknown>();
-    for (const [key, item] of Object.entries(value)) {
-      if (item === undefined) continue;
-      const converted = toCel(item, depth - 1, budget);
-      if (converted instanceof RenderProblem)
-        return new RenderProblem('', `${key}: ${converted.message}`);
-      out.set(key, converted);
-    }
-    return celMap(out as never);
-  }
-  return new RenderProblem('', `not a JSON value (${typeof value})`);
+  return text ?? new RenderProblem('', `a value of type ${celTypeName(value)} has no string form`);
 }
 
 /** A deep copy of a JSON value; faster than structuredClone for plain data. */
@@ -794,18 +462,4 @@ function copy(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-/** Sets a key, `__proto__` included (a manifest may hold any key; assignment would set the prototype). */
-function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
 }
