@@ -8,6 +8,7 @@ import type { EventRecorder } from '../../domain/event-recorder.js';
 import { readByKey, specProblems } from '../../domain/lifecycle.js';
 import type { SchemaCache } from '../../domain/services/attributes.js';
 import { readSecret, SECRET_RECHECK_MS } from '../../domain/services/secrets.js';
+import { compileAttributeSchema } from '../../domain/services/specifications.js';
 import {
   commitStatus,
   type HealthReport,
@@ -92,20 +93,15 @@ export class SpecificationReconciler {
       };
     }
     const spec = parsed.data;
-    try {
-      this.options.schemas.get(
-        object.metadata.uid ?? key,
-        object.metadata.generation,
-        spec.attributes.schema,
-      );
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+    const schema = compileAttributeSchema(
+      this.options.schemas,
+      object.metadata.uid ?? key,
+      object.metadata.generation,
+      spec.attributes.schema,
+    );
+    if ('problem' in schema) {
       return {
-        report: {
-          health: 'stalled',
-          reason: 'InvalidSchema',
-          message: `spec.attributes.schema: ${message}`,
-        },
+        report: { health: 'stalled', reason: 'InvalidSchema', message: schema.problem },
         recheck: false,
       };
     }

@@ -59,6 +59,15 @@ export function slugHolder(
     .sort(olderFirst)[0];
 }
 
+/**
+ * The scope holding a slug, as a refusal names it: `team-a/10-web (id 3)`. The id is status's,
+ * else the label the facade sets before it writes status.
+ */
+export function describeSlugHolder(holder: ScopeObject): string {
+  const id = holder.status?.id ?? holder.metadata.labels?.[SCOPE_ID_LABEL];
+  return `${keyOf(holder.metadata)}${id !== undefined ? ` (id ${id})` : ''}`;
+}
+
 function slugKey(applicationId: number, slug: string): string {
   return `${applicationId}/${slug}`;
 }

@@ -360,6 +360,24 @@ function escapePointer(name: string): string {
 }
 
 /**
+ * Secret properties given in the plain attributes, where anyone who can read the Service
+ * would see them: refused. Needs no Secret, so it is asked even when the Secret is not there.
+ */
+export function secretsInPlain(
+  compiled: Pick<CompiledSchema, 'secret'>,
+  plain: Readonly<Record<string, unknown>>,
+): Extract<AttributeResult, { ok: false }> | undefined {
+  const inPlain = [...compiled.secret.values()].filter((s) => hasPath(plain, s.path));
+  if (inPlain.length === 0) return undefined;
+  const many = inPlain.length > 1;
+  return {
+    ok: false,
+    reason: 'SecretInSpec',
+    message: `${inPlain.map((s) => `attributes.${s.key}`).join(', ')} ${many ? 'are' : 'is'} secret: put ${many ? 'them' : 'it'} in the Secret named by spec.secret_attributes_ref (${many ? 'keys' : 'key'} ${inPlain.map((s) => s.key).join(', ')}), not in spec.attributes`,
+  };
+}
+
+/**
  * Plain attributes (spec.attributes) and secret ones (the Secret's keys, decoded) as one
  * object, validated against the schema. A key naming a secret property (`db.password`) puts
  * its value at that path; any other key is a top-level attribute. Messages name fields, never
@@ -371,15 +389,8 @@ export function resolveAttributes(
   secret: Readonly<Record<string, string>>,
   secretName: string | undefined,
 ): AttributeResult {
-  const inPlain = [...compiled.secret.values()].filter((s) => hasPath(plain, s.path));
-  if (inPlain.length > 0) {
-    const many = inPlain.length > 1;
-    return {
-      ok: false,
-      reason: 'SecretInSpec',
-      message: `${inPlain.map((s) => `attributes.${s.key}`).join(', ')} ${many ? 'are' : 'is'} secret: put ${many ? 'them' : 'it'} in the Secret named by spec.secret_attributes_ref (${many ? 'keys' : 'key'} ${inPlain.map((s) => s.key).join(', ')}), not in spec.attributes`,
-    };
-  }
+  const misplaced = secretsInPlain(compiled, plain);
+  if (misplaced !== undefined) return misplaced;
   const both = Object.keys(secret).filter(
     (name) => !compiled.secret.has(name) && Object.hasOwn(plain, name),
   );

@@ -1,0 +1,19 @@
+// The operator's validating admission webhook: its server, its reviews, its registration.
+export { loadOrCreateWebhookTls, type WebhookTls } from './certificates.js';
+export {
+  REVIEWED_RESOURCES,
+  registerWebhook,
+  WEBHOOK_CONFIGURATION_NAME,
+  WEBHOOK_NAME,
+  type WebhookClient,
+  webhookConfiguration,
+} from './registration.js';
+export {
+  type AdmissionServer,
+  type AdmissionServerOptions,
+  DEFAULT_WEBHOOK_PORT,
+  MAX_REVIEW_BYTES,
+  MAX_REVIEW_DEPTH,
+  startAdmissionServer,
+  WEBHOOK_PATH,
+} from './server.js';

@@ -1,0 +1,29 @@
+// The ScopeClass review: its spec is valid and every `${CEL}` placeholder compiles. The rules
+// are the ones the ScopeClass reconciler reports (InvalidSpec, TemplateInvalid): the spec's
+// schema, and domain/scope-classes' CompiledClass.compile.
+import { isDeepStrictEqual } from 'node:util';
+import { ScopeClassSpec } from '../api/index.js';
+import { specProblems } from '../domain/lifecycle.js';
+import { CompiledClass } from '../domain/scope-classes/children.js';
+import { ADMIT, type AdmissionRequest, objectOf, refuse, type Verdict } from './review.js';
+
+/** Problems named in one refusal; the rest are counted. */
+const MAX_LISTED = 10;
+
+export function reviewScopeClass(request: AdmissionRequest): Verdict {
+  const object = objectOf(request.object);
+  if (object === undefined || object.metadata.deletionTimestamp !== undefined) return ADMIT;
+  if (
+    request.operation === 'UPDATE' &&
+    isDeepStrictEqual(object.spec, objectOf(request.oldObject)?.spec)
+  ) {
+    return ADMIT;
+  }
+  const parsed = ScopeClassSpec.safeParse(object.spec);
+  if (!parsed.success) return refuse('InvalidSpec', specProblems(parsed.error));
+  const compiled = CompiledClass.compile(parsed.data);
+  if (!('problems' in compiled)) return ADMIT;
+  const listed = compiled.problems.slice(0, MAX_LISTED).map((p) => `${p.path}: ${p.message}`);
+  const more = compiled.problems.length - listed.length;
+  return refuse('TemplateInvalid', `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+}

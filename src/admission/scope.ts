@@ -1,0 +1,45 @@
+// The Scope review: a scope's slug is unique within its application. The rule is
+// domain/scopes' slugHolder, the one the Scope reconciler (DuplicateSlug) and the facade's
+// POST /scope (409) ask, read from the same shared informer cache.
+import type { ScopeSpec, ScopeStatus } from '../api/index.js';
+import { describeSlugHolder, slugHolder, slugOf } from '../domain/scopes/index.js';
+import type { Informer, KubeObject } from '../kube/index.js';
+import { ADMIT, type AdmissionRequest, objectOf, refuse, type Verdict } from './review.js';
+
+type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
+
+export function reviewScope(scopes: ScopeInformer, request: AdmissionRequest): Verdict {
+  const object = objectOf(request.object);
+  if (object === undefined) return ADMIT;
+  const spec = object.spec as Partial<ScopeSpec> | undefined;
+  const applicationId = spec?.application_id;
+  if (typeof applicationId !== 'number' || typeof spec?.name !== 'string') return ADMIT;
+  const scope = object as unknown as KubeObject<ScopeSpec, ScopeStatus>;
+  const slug = slugOf(scope);
+  let holder: KubeObject<ScopeSpec, ScopeStatus> | undefined;
+  if (request.operation === 'CREATE') {
+    holder = slugHolder(scopes, applicationId, slug);
+  } else {
+    // An update that keeps the slug is admitted whatever stands: refusing a scope already in
+    // conflict its metadata writes (a finalizer removed) would hold its deletion. One that
+    // takes a new slug is judged as the reconciler judges it: an older holder keeps it.
+    const old = objectOf(request.oldObject) as KubeObject<ScopeSpec, ScopeStatus> | undefined;
+    if (object.metadata.deletionTimestamp !== undefined) return ADMIT;
+    if (old !== undefined && slugOf(old) === slug && old.spec?.application_id === applicationId) {
+      return ADMIT;
+    }
+    holder = slugHolder(scopes, applicationId, slug, scope);
+  }
+  // A cache behind a delete and re-create may still hold this very object.
+  if (
+    holder === undefined ||
+    (holder.metadata.name === object.metadata.name &&
+      (holder.metadata.namespace ?? '') === (request.namespace ?? object.metadata.namespace ?? ''))
+  ) {
+    return ADMIT;
+  }
+  return refuse(
+    'DuplicateSlug',
+    `spec.name: slug ${slug} is already used by scope ${describeSlugHolder(holder)} of application ${applicationId}`,
+  );
+}
