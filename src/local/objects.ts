@@ -483,7 +483,7 @@ export class Objects {
       const metadata = next.metadata;
       next = this.schemaOf(type).decode(next).object as KubeObject;
       next.metadata = metadata;
-      this.validateSchema(type, next);
+      this.validateSchema(type, next, old);
     }
     if (tracksGeneration(type) && specPart(next) !== specPart(old))
       next.metadata.generation = (old.metadata.generation ?? 0) + 1;
@@ -652,15 +652,19 @@ export class Objects {
   private finish(type: ResourceType, object: KubeObject, old: KubeObject | undefined): KubeObject {
     dropEmptyMetadata(object.metadata);
     strategyOf(type)?.prepare?.(object, old, this.context);
-    if (type.schema !== undefined) this.validateSchema(type, object);
+    if (type.schema !== undefined) this.validateSchema(type, object, old);
     const causes = metadataCauses(object, BANNED_OWNERS);
     if (causes.length > 0) throw invalid(type, object.metadata.name ?? '', causes);
     return object;
   }
 
-  /** A custom resource, decoded already, against its schema: a 422 with every cause. */
-  private validateSchema(type: ResourceType, object: KubeObject): void {
-    const issues = this.schemaOf(type).check(object);
+  /** A custom resource, decoded already, against its schema and rules: a 422 with every cause. */
+  private validateSchema(
+    type: ResourceType,
+    object: KubeObject,
+    old: KubeObject | undefined,
+  ): void {
+    const issues = this.schemaOf(type).checkWrite(object, old);
     if (issues.length > 0) {
       const causes: StatusCause[] = issues.map((i) => ({
         reason: i.reason,

@@ -2,8 +2,10 @@
 // (apis/apiextensions/validation/validation.go: ValidateCustomResourceDefinitionOpenAPISchema
 // and specStandardValidatorV3.validate): the keywords Kubernetes does not support, defaults
 // where they cannot be, additionalProperties beside properties, and the x-kubernetes-*
-// extensions (list and map types, map list keys, the static checks of x-kubernetes-validations;
-// the CEL rules themselves are not compiled here).
+// extensions (list and map types, map list keys, the checks of x-kubernetes-validations, their
+// CEL compiled by schema/cel-rules.ts).
+
+import { messageExpressionCompileError, ruleCompileError } from './cel-rules.js';
 import {
   childPath,
   type FieldIssue,
@@ -15,7 +17,7 @@ import {
   notSupported,
   required,
 } from './field-errors.js';
-import { goStrings } from './goformat.js';
+import { goQuote, goStrings } from './goformat.js';
 import {
   additionalProperties,
   flag,
@@ -259,7 +261,16 @@ function extensions(s: Props, path: string, options: SchemaRuleOptions, out: Fie
   if (options.requireMapListKeysMapSetValidation) mapListKeysMapSet(s, path, out);
 }
 
-/** The checks of x-kubernetes-validations that need no CEL. */
+/** An apiextensions.ValidationRule as Go's %#v prints it (a set pointer shows an address). */
+function ruleSharp(rule: Props): GoText {
+  const pointer = (type: string, key: string) =>
+    isSet(rule, key) ? `(*${type})(0xc000000000)` : `(*${type})(nil)`;
+  return new GoText(
+    `apiextensions.ValidationRule{Rule:${goQuote(str(rule, 'rule'))}, Message:${goQuote(str(rule, 'message'))}, MessageExpression:${goQuote(str(rule, 'messageExpression'))}, Reason:${pointer('apiextensions.FieldValueErrorReason', 'reason')}, FieldPath:${goQuote(str(rule, 'fieldPath'))}, OptionalOldSelf:${pointer('bool', 'optionalOldSelf')}}`,
+  );
+}
+
+/** The checks of x-kubernetes-validations, and their CEL compiled. */
 function validationRules(s: Props, path: string, out: FieldIssue[]): void {
   const rules = s['x-kubernetes-validations'];
   if (!Array.isArray(rules)) return;
@@ -290,6 +301,15 @@ function validationRules(s: Props, path: string, out: FieldIssue[]): void {
       out.push(invalid(at('fieldPath'), fieldPath, 'fieldPath must be non-empty if specified'));
     if (NEWLINES.test(fieldPath))
       out.push(invalid(at('fieldPath'), fieldPath, 'fieldPath must not contain line breaks'));
+    // The CEL itself (cel.Compile in validation.go): the rule as %#v prints it, then cel-go's issues.
+    const ruleError = text === '' ? undefined : ruleCompileError(str(rule, 'rule'));
+    if (ruleError !== undefined) out.push(invalid(at('rule'), ruleSharp(rule), ruleError));
+    const messageError =
+      messageExpression.trim() === ''
+        ? undefined
+        : messageExpressionCompileError(messageExpression);
+    if (messageError !== undefined)
+      out.push(invalid(at('messageExpression'), ruleSharp(rule), messageError));
   });
 }
 

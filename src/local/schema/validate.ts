@@ -7,6 +7,7 @@ import { RE2JS } from 're2js';
 import { dns1035LabelErrors, unknownMetadataFields } from '../meta.js';
 import { put } from '../patch/util.js';
 import { ApiError } from '../types.js';
+import { compileRules } from './cel-rules.js';
 import { badValue, type FieldIssue, type StatusCauseReason } from './field-errors.js';
 import { formatCheck } from './formats.js';
 import { goFloat, goJSON, goQuote, isInt64 } from './goformat.js';
@@ -34,6 +35,11 @@ export interface CompiledSchema {
   decode(object: unknown): Decoded;
   /** The schema's checks on a decoded object, then embedded resources' and list types'. */
   check(object: unknown): FieldIssue[];
+  /**
+   * What a create (`old` undefined) or update of a decoded object goes through: `check`, then
+   * the x-kubernetes-validations rules with `old` as the server reads it (schema/cel-rules.ts).
+   */
+  checkWrite(object: unknown, old: unknown): FieldIssue[];
 }
 
 type Json = Record<string, unknown>;
@@ -805,9 +811,32 @@ export function compileSchema(openAPIV3Schema: Record<string, unknown>): Compile
     if (state.listTypes) checkListTypes(root, object, '', issues);
     return issues;
   };
+  const rules = compileRules(openAPIV3Schema);
   return {
     decode,
     check: checkDecoded,
+    checkWrite(object, old) {
+      const issues = checkDecoded(object);
+      if (rules === undefined) return issues;
+      // customResourceStrategy.Validate (pkg/registry/customresource/strategy.go): the rules run
+      // only when no error says the object is of the wrong shape (hasBlockingErr).
+      if (
+        issues.some(
+          (i) => i.reason === 'FieldValueTypeInvalid' || i.reason === 'FieldValueNotSupported',
+        )
+      ) {
+        issues.push({
+          field: '<nil>',
+          reason: 'FieldValueInvalid',
+          message:
+            'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        });
+        return issues;
+      }
+      const read = old === undefined ? undefined : decode(old).object;
+      issues.push(...rules.validate(object, read).issues);
+      return issues;
+    },
     validate(object: unknown): ValidationOutcome {
       const decoded = decode(object);
       return { ...decoded, issues: checkDecoded(decoded.object) };
