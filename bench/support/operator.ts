@@ -10,11 +10,13 @@
 // --expose-gc); for `SNAP <file>` writes a heap snapshot there, then prints `SNAPPED`; stops
 // on SIGTERM.
 //   node bench/support/operator.js KUBECONFIG      (or node --import tsx ... operator.ts)
+import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
-import { connect } from '../../src/kube/index.js';
+import { connect, rawResource } from '../../src/kube/index.js';
 import { createLogger, type LogLevel } from '../../src/log.js';
 import type { ObservedOperator } from '../../src/observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from '../../src/operator.js';
+import { installDefaultScopeClasses } from '../../src/scope-classes-install.js';
 
 const [kubeconfigPath] = process.argv.slice(2);
 if (kubeconfigPath === undefined) throw new Error('usage: operator.ts KUBECONFIG');
@@ -28,6 +30,18 @@ const log = createLogger({
 });
 const kube = await connect({ kubeconfigPath, log });
 await applyCrds(kube);
+// The classes `nrn-operator local` installs, and one that makes five templated resources
+// besides the envelope for the scopes labelled bench.nrn.dev/class=templated.
+// Compiled into node_modules/.cache, this module is not beside deploy/: the benchmarks run
+// from the repository (npm run bench:*).
+await installDefaultScopeClasses(kube, {
+  fieldManager: 'bench',
+  dir: join(process.cwd(), 'deploy', 'scopeclasses'),
+});
+await kube.resource(rawResource('ScopeClass')).apply(templatedClass(), {
+  fieldManager: 'bench',
+  force: true,
+});
 const operator = await startOperator({
   kube,
   log,
@@ -90,3 +104,96 @@ process.once('SIGTERM', () => {
     process.exit(0);
   })();
 });
+
+function templatedClass() {
+  const labels = { app: '${scope.slug}', tier: "${has(scope.tier) ? scope.tier : 'none'}" };
+  return {
+    apiVersion: 'platform.nrn.dev/v1alpha1',
+    kind: 'ScopeClass',
+    metadata: { name: 'bench-templated' },
+    spec: {
+      scope_type: 'web_pool',
+      match: { labels: { 'bench.nrn.dev/class': 'templated' } },
+      namespace: {
+        name: 'nrn-scope-${scope.id}',
+        cpu_profiles: {
+          standard: { limit: '2', request: '1', default_limit: '500m', default_request: '100m' },
+          intensive: { limit: '8', request: '4', default_limit: '2', default_request: '500m' },
+        },
+        quota: { memory: true, cpu: true, local_storage: true },
+        limit_range: { default_memory_gb: 0.5, default_request_memory_gb: 0.25 },
+        service_account: 'scope-runtime',
+      },
+      resources: [
+        {
+          name: 'config',
+          manifest: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: 'scope', labels },
+            data: { nrn: '${scope.nrn}', domain: '${scope.domain}', app: '${application.slug}' },
+          },
+        },
+        {
+          name: 'web',
+          manifest: {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: '${scope.slug}', labels },
+            spec: {
+              selector: { matchLabels: { app: '${scope.slug}' } },
+              template: {
+                metadata: { labels: { app: '${scope.slug}' } },
+                spec: {
+                  containers: [
+                    {
+                      name: 'web',
+                      image: 'nginx:1.27',
+                      resources: {
+                        limits: {
+                          memory:
+                            "${string(int(double(scope.requested_spec.memory_in_gb) * 512.0)) + 'Mi'}",
+                        },
+                      },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+        {
+          name: 'service',
+          manifest: {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: '${scope.slug}', labels },
+            spec: { selector: { app: '${scope.slug}' }, ports: [{ port: 80, targetPort: 8080 }] },
+          },
+        },
+        {
+          name: 'autoscaler',
+          manifest: {
+            apiVersion: 'autoscaling/v2',
+            kind: 'HorizontalPodAutoscaler',
+            metadata: { name: '${scope.slug}', labels },
+            spec: {
+              scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: '${scope.slug}' },
+              minReplicas: 1,
+              maxReplicas: '${int(double(scope.requested_spec.memory_in_gb) * 2.0)}',
+            },
+          },
+        },
+        {
+          name: 'budget',
+          manifest: {
+            apiVersion: 'policy/v1',
+            kind: 'PodDisruptionBudget',
+            metadata: { name: '${scope.slug}', labels },
+            spec: { minAvailable: 1, selector: { matchLabels: { app: '${scope.slug}' } } },
+          },
+        },
+      ],
+    },
+  };
+}
