@@ -1,9 +1,11 @@
 // The local control plane assembled: durable store, registry, generic object registry,
 // housekeeping loops, watch hub and HTTP server, plus the kubeconfig that points at it.
+
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
+import { Admission } from './admission/index.js';
 import { AccessControl } from './auth/access.js';
 import { ClusterRoleAggregator } from './auth/aggregation.js';
 import { bootstrapPolicy } from './auth/bootstrap-policy.js';
@@ -147,6 +149,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const access = await AccessControl.open(dataDir, objects, token, options.users);
   const api = new ApiServer(registry, objects, hub, new OpenApi(registry), {
     access,
+    admission: new Admission(objects),
     tls,
     log,
     durable: () => store.flush(),

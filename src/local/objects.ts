@@ -58,6 +58,29 @@ export interface WriteOptions {
   dryRun: boolean;
   /** Filled with the `Warning` header's messages. */
   warnings: string[];
+  /** The admission webhooks of a client's request (admission/); internal writes have none. */
+  admission?: AdmissionHooks;
+}
+
+/**
+ * Where admission webhooks take part in a write, in kube's order: `mutate` on the decoded and
+ * defaulted object before the kind's preparation and validation, `validate` after them, just
+ * before the write (the object to write; `object` undefined for a DELETE). Either may throw to
+ * suspend the write (admission/dispatch.ts), which is then run again from its start.
+ */
+export interface AdmissionHooks {
+  mutate(
+    type: ResourceType,
+    object: KubeObject,
+    old: KubeObject | undefined,
+    subresource?: string,
+  ): KubeObject;
+  validate(
+    type: ResourceType,
+    object: KubeObject | undefined,
+    old: KubeObject | undefined,
+    subresource?: string,
+  ): KubeObject | undefined;
 }
 
 export interface ListOptions {
@@ -78,6 +101,7 @@ export interface DeleteOptions {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun: boolean;
+  admission?: AdmissionHooks;
 }
 
 /** What the watch hub and the garbage collector learn of each write. */
@@ -242,6 +266,7 @@ export class Objects {
     options: WriteOptions,
     managedFields?: KubeObject['metadata']['managedFields'],
   ): Written {
+    if (options.admission !== undefined) object = options.admission.mutate(type, object, undefined);
     const meta = object.metadata;
     if (!meta.name) {
       if (!meta.generateName) {
@@ -284,15 +309,17 @@ export class Objects {
     if (type.namespaced) meta.namespace = namespace;
     else delete meta.namespace;
     const prepared = this.finish(type, object, undefined);
-    if (managedFields !== undefined) {
-      prepared.metadata.managedFields = managedFields;
-      return this.commit(type, undefined, prepared, options);
+    let tracked = prepared;
+    if (managedFields !== undefined) prepared.metadata.managedFields = managedFields;
+    else {
+      tracked = recordUpdate(undefined, prepared, managerOf(options), {
+        apiVersion: apiVersionOf(type),
+        now: timestamp(now),
+        ...this.ownership(type),
+      });
     }
-    const tracked = recordUpdate(undefined, prepared, managerOf(options), {
-      apiVersion: apiVersionOf(type),
-      now: timestamp(now),
-      ...this.ownership(type),
-    });
+    if (options.admission !== undefined)
+      tracked = options.admission.validate(type, tracked, undefined) ?? tracked;
     return this.commit(type, undefined, tracked, options);
   }
 
@@ -429,6 +456,8 @@ export class Objects {
     subresource?: Subresource,
     managedAlready = false,
   ): Written {
+    if (options.admission !== undefined)
+      incoming = options.admission.mutate(type, incoming, old, subresource);
     let next: KubeObject;
     const own = subresource === undefined ? undefined : subresourceOf(type, subresource);
     if (own !== undefined) {
@@ -495,6 +524,8 @@ export class Objects {
         ...(subresource === 'status' || subresource === 'scale' ? { subresource } : {}),
       });
     }
+    if (options.admission !== undefined)
+      next = options.admission.validate(type, next, old, subresource) ?? next;
     if (sameContent(old, next)) return { object: old };
     // The last finalizer gone from an object being deleted: it goes now.
     if (next.metadata.deletionTimestamp !== undefined && !isHeld(type, next)) {
@@ -525,6 +556,7 @@ export class Objects {
         { name, group: type.group, kind: type.resource },
       );
     }
+    options.admission?.validate(type, undefined, old);
     const writeOptions: WriteOptions = {
       fieldValidation: 'Ignore',
       dryRun: options.dryRun,

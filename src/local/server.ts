@@ -4,7 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { Admission } from './admission/index.js';
 import type { AccessControl } from './auth/access.js';
+import type { UserInfo } from './auth/attributes.js';
 import { parseBody, readBody, sendError, sendJson, wantsTable, warningHeader } from './http.js';
 import { strategyOf, subresourceOf } from './kinds/index.js';
 import { NAMESPACE_TYPE, namespaceStrategy, refuseImmortalDelete } from './kinds/namespace.js';
@@ -47,6 +49,8 @@ export const KUBERNETES_VERSION = { major: '1', minor: '32' };
 export interface ApiServerOptions {
   /** Who each request is and whether it may (auth/): every request but /version and health. */
   access: AccessControl;
+  /** The admission webhooks clients' writes go through; none without. */
+  admission?: Admission;
   tls: { cert: string; key: string };
   log: Logger;
   /** Waits until every acknowledged write is durable, so reads never show a write a crash could lose. */
@@ -81,6 +85,8 @@ export class ApiServer {
   private readonly metrics: ApiServerMetrics;
   /** Every TCP connection, TLS handshake done or not: what close() must end. */
   private readonly sockets = new Set<Socket>();
+  /** Who each request in progress is, for the AdmissionReviews of its write. */
+  private readonly users = new WeakMap<IncomingMessage, UserInfo>();
 
   constructor(
     private readonly registry: Registry,
@@ -158,6 +164,7 @@ export class ApiServer {
       return;
     }
     const admitted = this.options.access.admit(req, url.pathname, url.searchParams);
+    this.users.set(req, admitted.user);
     if (path === '/metrics') {
       res.writeHead(200, { 'Content-Type': this.metrics.registry.contentType });
       res.end(await this.metrics.registry.metrics());
@@ -327,6 +334,65 @@ export class ApiServer {
     };
   }
 
+  /**
+   * A write through the admission webhooks (admission/): run again, on a fresh copy of the
+   * body, each time a webhook had to be awaited; its warnings are the last run's and theirs.
+   */
+  private async admitted<O extends WriteOptions, T>(
+    req: IncomingMessage,
+    route: Route,
+    options: O,
+    body: unknown,
+    write: (body: unknown, options: O) => T,
+  ): Promise<T> {
+    const admission = this.options.admission;
+    if (admission === undefined) return write(body, options);
+    let warnings: string[] = [];
+    const admitted = await admission.admit(this.requestContext(req, route, options), (hooks) => {
+      warnings = [];
+      return hooks === undefined
+        ? write(body, { ...options, warnings })
+        : write(structuredClone(body), { ...options, warnings, admission: hooks });
+    });
+    options.warnings.push(...warnings, ...admitted.warnings);
+    return admitted.result;
+  }
+
+  private async admittedDelete(
+    req: IncomingMessage,
+    route: Route,
+    options: DeleteOptions,
+    namespace: string,
+    name: string,
+  ) {
+    const remove = (admission?: DeleteOptions['admission']) =>
+      this.objects.delete(route.type, namespace, name, {
+        ...options,
+        ...(admission !== undefined ? { admission } : {}),
+      });
+    const admission = this.options.admission;
+    if (admission === undefined) return remove();
+    const context = this.requestContext(req, route, { dryRun: options.dryRun });
+    return (await admission.admit(context, remove)).result;
+  }
+
+  private requestContext(
+    req: IncomingMessage,
+    route: Route,
+    options: { dryRun: boolean; fieldManager?: string },
+  ) {
+    return {
+      user: this.users.get(req) ?? {
+        username: 'system:anonymous',
+        groups: ['system:unauthenticated'],
+      },
+      dryRun: options.dryRun,
+      ...(options.fieldManager !== undefined ? { fieldManager: options.fieldManager } : {}),
+      type: route.type,
+      subresource: route.subresource ?? '',
+    };
+  }
+
   private async respond(
     res: ServerResponse,
     code: number,
@@ -348,7 +414,9 @@ export class ApiServer {
     if (route.type.namespaced && route.namespace === undefined) throw notFoundPath();
     const body = parseBody(await readBody(req), req.headers['content-type']);
     const options = this.writeOptions(q, req);
-    const written = this.objects.create(route.type, route.namespace ?? '', body, options);
+    const written = await this.admitted(req, route, options, body, (b, o) =>
+      this.objects.create(route.type, route.namespace ?? '', b, o),
+    );
     await this.respond(res, 201, written, options);
   }
 
@@ -360,13 +428,15 @@ export class ApiServer {
   ): Promise<void> {
     const body = parseBody(await readBody(req), req.headers['content-type']);
     const options = this.writeOptions(q, req);
-    const written = this.objects.update(
-      route.type,
-      route.namespace ?? '',
-      route.name as string,
-      body,
-      options,
-      route.subresource as Subresource | undefined,
+    const written = await this.admitted(req, route, options, body, (b, o) =>
+      this.objects.update(
+        route.type,
+        route.namespace ?? '',
+        route.name as string,
+        b,
+        o,
+        route.subresource as Subresource | undefined,
+      ),
     );
     await this.respond(res, 200, written, options);
   }
@@ -402,14 +472,16 @@ export class ApiServer {
         },
       ]);
     }
-    const written = this.objects.patch(
-      route.type,
-      route.namespace ?? '',
-      route.name as string,
-      patchType,
-      body,
-      options,
-      route.subresource as 'status' | undefined,
+    const written = await this.admitted(req, route, options, body, (b, o) =>
+      this.objects.patch(
+        route.type,
+        route.namespace ?? '',
+        route.name as string,
+        patchType,
+        b,
+        { ...o, force: options.force },
+        route.subresource as 'status' | undefined,
+      ),
     );
     await this.respond(res, written.created ? 201 : 200, written, options);
   }
@@ -425,11 +497,12 @@ export class ApiServer {
     if (storageKeyOf(route.type) === storageKeyOf(NAMESPACE_TYPE)) {
       refuseImmortalDelete(route.name as string);
     }
-    const written = this.objects.delete(
-      route.type,
+    const written = await this.admittedDelete(
+      req,
+      route,
+      options,
       route.namespace ?? '',
       route.name as string,
-      options,
     );
     await written.durable;
     sendJson(res, 200, this.deleted(route, written.object, options.dryRun));
@@ -471,8 +544,10 @@ export class ApiServer {
     const options = await deleteRequestOptions(req, q);
     versionOptions(q, false, route.type);
     const listed = this.objects.list(route.type, route.namespace, listOptions(q));
-    const writes = listed.items.map((o) =>
-      this.objects.delete(route.type, o.metadata.namespace ?? '', o.metadata.name ?? '', options),
+    const writes = await Promise.all(
+      listed.items.map((o) =>
+        this.admittedDelete(req, route, options, o.metadata.namespace ?? '', o.metadata.name ?? ''),
+      ),
     );
     await Promise.all(writes.map((w) => w.durable));
     sendJson(res, 200, {
