@@ -222,6 +222,51 @@ describe('admission webhooks', () => {
     expect(sentFor('selective', 'unchecked-here')).toHaveLength(0);
   });
 
+  it('refuses a delete a webhook denies, and keeps the object', async () => {
+    await ok(['apply', '-f', '-'], configMap('kept', { case: 'deny-delete' }));
+    await ok(
+      ['apply', '-f', '-'],
+      registration('Validating', 'deny-delete', 'deny', {
+        objectSelector: { matchLabels: { case: 'deny-delete' } },
+        rules: [
+          {
+            operations: ['DELETE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['configmaps'],
+          },
+        ],
+      }),
+    );
+    const result = await kubectl(cluster, ['delete', 'configmap', 'kept', '-n', ns]);
+    expect(result.stderr).toContain(
+      'admission webhook "deny-delete.test.nrn.dev" denied the request: no thanks',
+    );
+    const sent = received.find(
+      (r) =>
+        r.request.operation === 'DELETE' &&
+        (r.request.oldObject as { metadata: { name: string } } | null)?.metadata.name === 'kept',
+    );
+    expect(sent?.request).toMatchObject({ name: 'kept', object: null });
+    expect(await ok(['get', 'configmap', 'kept', '-n', ns, '-o', 'name'])).toContain('kept');
+  });
+
+  it('refuses a write whose match condition fails to evaluate, with Fail', async () => {
+    await ok(
+      ['apply', '-f', '-'],
+      registration('Validating', 'broken-condition', 'allow', {
+        objectSelector: { matchLabels: { case: 'broken-condition' } },
+        matchConditions: [{ name: 'asks-authorizer', expression: 'authorizer.group("").check()' }],
+      }),
+    );
+    const result = await kubectl(cluster, ['apply', '-f', '-'], {
+      input: configMap('broken', { case: 'broken-condition' }),
+    });
+    expect(result.stderr).toContain('configmaps "broken" is forbidden: asks-authorizer:');
+    // The configurations themselves are never sent to a webhook: they stay repairable.
+    await ok(['delete', 'validatingwebhookconfiguration', 'broken-condition']);
+  });
+
   it('lets a hanging webhook cost its timeout only (Ignore lets the write through)', async () => {
     await ok(
       ['apply', '-f', '-'],

@@ -258,9 +258,8 @@ class Session implements AdmissionHooks {
     });
     if ('error' in condition) {
       if (w.failurePolicy === 'Ignore') return undefined;
-      throw internal(
-        `failed calling webhook "${w.name}": failed to evaluate match conditions: ${condition.error}`,
-      );
+      // generic/webhook.go ShouldCallHook: failing closed is apierrors.NewForbidden.
+      throw forbidden(this.context.type, a.object ?? a.oldObject, condition.error);
     }
     if (!condition.matches) return undefined;
     if (this.context.dryRun && w.sideEffects !== 'None' && w.sideEffects !== 'NoneOnDryRun') {
@@ -388,6 +387,18 @@ function checkIdentity(w: Webhook, before: KubeObject, after: KubeObject): void 
       `the name of the object (${after.metadata.name ?? ''}) does not match the name on the URL (${before.metadata.name})`,
     );
   }
+}
+
+/** apierrors.NewForbidden of the request's resource and name. */
+function forbidden(type: ResourceType, object: KubeObject | undefined, why: string): ApiError {
+  const resource = type.group === '' ? type.resource : `${type.resource}.${type.group}`;
+  const name = object?.metadata.name ?? '';
+  return new ApiError(
+    403,
+    'Forbidden',
+    name === '' ? `${resource} is forbidden: ${why}` : `${resource} "${name}" is forbidden: ${why}`,
+    { ...(name !== '' ? { name } : {}), group: type.group, kind: type.resource },
+  );
 }
 
 /** apierrors.NewInternalError. */

@@ -142,8 +142,15 @@ function compileWebhook(
   };
 }
 
+/**
+ * Never sent to a webhook, so that a broken webhook cannot lock out its own repair (rules.go
+ * IsExemptAdmissionConfigurationResource; the admissionregistration v1 API docs of `rules`).
+ */
+const EXEMPT = new Set(['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']);
+
 /** rules.go Matcher.Matches: operation, group, version, resource/subresource and scope. */
 function ruleMatches(rule: Rule, a: RequestAttributes): boolean {
+  if (a.group === 'admissionregistration.k8s.io' && EXEMPT.has(a.resource)) return false;
   const has = (list: string[] | undefined, value: string) =>
     (list ?? []).some((v) => v === '*' || v === value);
   if (!has(rule.operations, a.operation)) return false;

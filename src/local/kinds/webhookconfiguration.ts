@@ -1,6 +1,6 @@
 // ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 // (admissionregistration.k8s.io/v1, cluster-scoped): stored with their official schemas and
-// defaulted as pkg/apis/admissionregistration/v1/defaults.go; no webhook is ever called here.
+// defaulted as pkg/apis/admissionregistration/v1/defaults.go; admission/ calls their webhooks.
 import { ATOMIC, byKey } from '../patch/field-types.js';
 import { isJson, itemsOf, orDefault, withSchema } from './stored-kind.js';
 import { builtinType, type KindStrategy } from './strategy.js';
