@@ -172,6 +172,23 @@ describe('admission webhooks', () => {
     expect(JSON.parse(data)).toEqual({ a: '1', mutated: 'yes' });
   });
 
+  it('calls an IfNeeded webhook again once a later one changed the object', async () => {
+    const reinvoke = { objectSelector: { matchLabels: { case: 'reinvoke' } } };
+    await ok(
+      ['apply', '-f', '-'],
+      registration('Mutating', 'a-observe', 'observe', {
+        ...reinvoke,
+        reinvocationPolicy: 'IfNeeded',
+      }),
+    );
+    await ok(['apply', '-f', '-'], registration('Mutating', 'b-mutate', 'mutate', reinvoke));
+    await ok(['apply', '-f', '-'], configMap('reinvoked', { case: 'reinvoke' }));
+    const seen = sentFor('observe', 'reinvoked').map(
+      (r) => (r.request.object as { data: Record<string, string> }).data,
+    );
+    expect(seen).toEqual([{ a: '1' }, { a: '1', mutated: 'yes' }]);
+  });
+
   it('lets a write through a webhook that is down with Ignore, refuses it with Fail', async () => {
     const down = createServer();
     await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));

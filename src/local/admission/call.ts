@@ -51,6 +51,19 @@ export async function callWebhook(
   }
   const body = JSON.stringify(review);
   const text = await new Promise<string>((resolve, reject) => {
+    // Settled once, whatever ends the call first: the response, an error, the deadline.
+    let done = false;
+    const fail = (error: unknown) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.destroy();
+      reject(
+        error instanceof CallError
+          ? error
+          : new CallError(`failed to call webhook: ${shown}: ${goError(error as Error, target)}`),
+      );
+    };
     const req = request(
       target,
       {
@@ -69,7 +82,7 @@ export async function callWebhook(
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > MAX_RESPONSE_BYTES) {
-            req.destroy(
+            fail(
               new CallError(
                 `failed to call webhook: response body too large: more than ${MAX_RESPONSE_BYTES} bytes`,
               ),
@@ -82,32 +95,30 @@ export async function callWebhook(
           const text = Buffer.concat(chunks).toString('utf8');
           const code = res.statusCode ?? 0;
           if (code < 200 || code >= 300) {
-            reject(
+            fail(
               new CallError(
                 `failed to call webhook: an error on the server (${JSON.stringify(text.slice(0, 256))}) has prevented the request from succeeding`,
               ),
             );
             return;
           }
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
           resolve(text);
         });
-        res.on('error', (error) => reject(error));
+        res.on('error', fail);
+        res.on('close', () =>
+          fail(new CallError(`failed to call webhook: ${shown}: unexpected EOF`)),
+        );
       },
     );
     const timer = setTimeout(
-      () =>
-        req.destroy(new CallError(`failed to call webhook: ${shown}: context deadline exceeded`)),
+      () => fail(new CallError(`failed to call webhook: ${shown}: context deadline exceeded`)),
       timeoutMs,
     );
-    req.on('close', () => clearTimeout(timer));
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(
-        error instanceof CallError
-          ? error
-          : new CallError(`failed to call webhook: ${shown}: ${goError(error, target)}`),
-      );
-    });
+    req.on('error', fail);
+    req.on('close', () => fail(new CallError(`failed to call webhook: ${shown}: EOF`)));
     req.end(body);
   });
   let parsed: unknown;
