@@ -284,6 +284,45 @@ describe('admission webhooks', () => {
     await ok(['delete', 'validatingwebhookconfiguration', 'broken-condition']);
   });
 
+  it('matches a status subresource by resources */status, not the object itself', async () => {
+    await ok(
+      ['apply', '-f', '-'],
+      registration('Validating', 'deny-status', 'deny', {
+        objectSelector: { matchLabels: { case: 'deny-status' } },
+        rules: [
+          {
+            operations: ['UPDATE'],
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            resources: ['*/status'],
+          },
+        ],
+      }),
+    );
+    await ok(['create', 'deployment', 'web', '-n', ns, '--image=nginx']);
+    await ok(['label', 'deployment', 'web', '-n', ns, 'case=deny-status']);
+    const result = await kubectl(cluster, [
+      'patch',
+      'deployment',
+      'web',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"observedGeneration":1}}',
+    ]);
+    expect(result.stderr).toContain(
+      'admission webhook "deny-status.test.nrn.dev" denied the request: no thanks',
+    );
+    const sent = received.find(
+      (r) =>
+        r.path === 'deny' &&
+        (r.request.object as { metadata?: { name?: string } } | null)?.metadata?.name === 'web',
+    );
+    expect(sent?.request).toMatchObject({ subResource: 'status', operation: 'UPDATE' });
+  });
+
   it('lets a hanging webhook cost its timeout only (Ignore lets the write through)', async () => {
     await ok(
       ['apply', '-f', '-'],
