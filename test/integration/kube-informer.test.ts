@@ -31,9 +31,10 @@ import { type FaultRule, FaultyProxy } from '../support/faulty-proxy.js';
 const log = silentLogger();
 const fastBackoff = { initialMs: 50, maxMs: 400, jitter: 0.5 };
 
+/** A scope, labelled `team` (what the index test moves: application_id is immutable). */
 function scope(namespace: string, name: string, app = 1) {
   return {
-    metadata: { name, namespace },
+    metadata: { name, namespace, labels: { team: String(app) } },
     spec: { name, type: 'serverless' as const, application_id: app, requested_spec: {} },
   };
 }
@@ -86,30 +87,33 @@ describe('kube informer', () => {
     await scopes.create(scope(ns, 'before-1', 1));
     await scopes.create(scope(ns, 'before-2', 2));
     const informer = kube.informer(Scopes, { namespace: ns, backoff: fastBackoff });
-    informer.addIndex('application', (o) => (o.spec ? [String(o.spec.application_id)] : []));
+    informer.addIndex('team', (o) => {
+      const team = o.metadata.labels?.team;
+      return team !== undefined ? [team] : [];
+    });
     const { events, errors } = record(informer);
     await informer.start();
     try {
       expect(informer.hasSynced()).toBe(true);
       expect(names(informer.cache.list())).toEqual(['before-1', 'before-2']);
       expect(events.sort()).toEqual(['add before-1', 'add before-2']);
-      expect(names(informer.byIndex('application', '1'))).toEqual(['before-1']);
+      expect(names(informer.byIndex('team', '1'))).toEqual(['before-1']);
 
       await scopes.create(scope(ns, 'after', 1));
       await until(() => events.includes('add after'));
-      expect(names(informer.byIndex('application', '1'))).toEqual(['after', 'before-1']);
+      expect(names(informer.byIndex('team', '1'))).toEqual(['after', 'before-1']);
 
       // An update that moves an object from one index value to another.
-      await scopes.patch({ namespace: ns, name: 'after' }, { spec: { application_id: 2 } });
+      await scopes.patch({ namespace: ns, name: 'after' }, { metadata: { labels: { team: '2' } } });
       await until(() => events.includes('update after'));
-      expect(informer.cache.get(ns, 'after')?.spec?.application_id).toBe(2);
-      expect(names(informer.byIndex('application', '1'))).toEqual(['before-1']);
-      expect(names(informer.byIndex('application', '2'))).toEqual(['after', 'before-2']);
+      expect(informer.cache.get(ns, 'after')?.metadata.labels?.team).toBe('2');
+      expect(names(informer.byIndex('team', '1'))).toEqual(['before-1']);
+      expect(names(informer.byIndex('team', '2'))).toEqual(['after', 'before-2']);
 
       await scopes.delete({ namespace: ns, name: 'after' });
       await until(() => events.includes('delete after'));
       expect(names(informer.cache.list())).toEqual(['before-1', 'before-2']);
-      expect(names(informer.byIndex('application', '2'))).toEqual(['before-2']);
+      expect(names(informer.byIndex('team', '2'))).toEqual(['before-2']);
       expect(errors).toEqual([]);
       expect(informer.lists).toBe(1);
     } finally {
