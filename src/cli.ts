@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { allCrds, renderCrdFiles } from './api/index.js';
 import { parseCommandLine } from './command-line.js';
-import type { FacadeAddress } from './main.js';
+import type { FacadeAddress, WebhookAddress } from './main.js';
 
 /**
  * Runs `start` (local or run); a start-up failure is one line naming the flag to change, and
@@ -58,6 +58,22 @@ function facadeAddress(flags: {
   };
 }
 
+/** `run`'s webhook flags; the schema has refused a certificate without its key. */
+function webhookAddress(flags: {
+  'webhook-port': number;
+  'webhook-host': string;
+  'webhook-tls-cert'?: string | undefined;
+  'webhook-tls-key'?: string | undefined;
+}): WebhookAddress {
+  const certFile = flags['webhook-tls-cert'];
+  const keyFile = flags['webhook-tls-key'];
+  return {
+    port: flags['webhook-port'],
+    host: flags['webhook-host'],
+    ...(certFile !== undefined && keyFile !== undefined ? { tls: { certFile, keyFile } } : {}),
+  };
+}
+
 async function version(): Promise<string> {
   const { createRequire } = await import('node:module');
   const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -86,6 +102,7 @@ export async function main(argv: string[]): Promise<number> {
           host: flags.host,
           operator: !flags['no-operator'],
           scopeClassRolloutRate: flags['scope-class-rollout-rate'],
+          webhookPort: flags['webhook-port'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
           ...(flags['metrics-port'] !== undefined
@@ -104,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
           log: { level: flags['log-level'], format: flags['log-format'] },
           metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
           namespace: flags.namespace,
+          webhook: webhookAddress(flags),
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
           ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
           ...(flags.context !== undefined ? { context: flags.context } : {}),

@@ -123,6 +123,19 @@ function tlsPair(
   }
 }
 
+/** A webhook certificate without its key could not be served. */
+function webhookTlsPair(
+  flags: { 'webhook-tls-cert'?: string | undefined; 'webhook-tls-key'?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if ((flags['webhook-tls-cert'] === undefined) !== (flags['webhook-tls-key'] === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: '--webhook-tls-cert and --webhook-tls-key go together',
+    });
+  }
+}
+
 const localSchema = z
   .object({
     'data-dir': text().default('.data/local').register(flagMeta, {
@@ -152,6 +165,12 @@ const localSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    // Any free port: several local planes often run side by side; each start registers its own.
+    'webhook-port': port().default(0).register(flagMeta, {
+      value: 'PORT',
+      env: 'NRN_WEBHOOK_PORT',
+      help: "the operator's admission webhook on 127.0.0.1 (0: any free port); local registers it (ValidatingWebhookConfiguration nrn-operator, its CA in DIR/webhook) on each start",
+    }),
     ...facadeFlags(
       'static',
       'static (--facade-token-file, or DIR/token made on first start), kubernetes (TokenReview + SubjectAccessReview), none (loopback only)',
@@ -198,6 +217,27 @@ const runSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    'webhook-port': port().default(9443).register(flagMeta, {
+      value: 'PORT',
+      env: 'NRN_WEBHOOK_PORT',
+      help: "the admission webhook's port (HTTPS, POST /validate); served only with --webhook-tls-cert and --webhook-tls-key",
+    }),
+    'webhook-host': text().default('0.0.0.0').register(flagMeta, {
+      value: 'HOST',
+      env: 'NRN_WEBHOOK_HOST',
+      help: "the admission webhook's address: the API server calls it through a Service",
+    }),
+    'webhook-tls-cert': text().optional().register(flagMeta, {
+      value: 'FILE',
+      env: 'NRN_WEBHOOK_TLS_CERT',
+      defaultText: 'no webhook served',
+      help: "the webhook's PEM certificate (cert-manager's tls.crt); read again every minute",
+    }),
+    'webhook-tls-key': text().optional().register(flagMeta, {
+      value: 'FILE',
+      env: 'NRN_WEBHOOK_TLS_KEY',
+      help: "the webhook certificate's PEM key; both or neither",
+    }),
     'no-facade': noFacade(),
     ...facadeFlags(
       'kubernetes',
@@ -205,7 +245,8 @@ const runSchema = z
     ),
     ...logFlags(),
   })
-  .superRefine(tlsPair);
+  .superRefine(tlsPair)
+  .superRefine(webhookTlsPair);
 
 const generateCrdsSchema = z.object({
   out: text()

@@ -1,9 +1,17 @@
 // The two long-running commands as parts started in order: `local` (API server, client, CRDs,
-// metrics, operator, facade) and `run` (client, metrics, operator, facade), and how a failure
-// of each part is named by the flag that fixes it.
+// metrics, operator, admission webhook and its registration, facade) and `run` (client,
+// metrics, operator, admission webhook, facade), and how a failure of each part is named by
+// the flag that fixes it.
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import {
+  type AdmissionServer,
+  DEFAULT_WEBHOOK_PORT,
+  loadOrCreateWebhookTls,
+  registerWebhook,
+  startAdmissionServer,
+} from './admission/index.js';
 import {
   type Authenticator,
   type AuthMode,
@@ -36,6 +44,13 @@ export interface MetricsAddress {
   port?: number;
 }
 
+/** Where the admission webhook listens, and its certificate (`run`: files; `local` makes its own). */
+export interface WebhookAddress {
+  host?: string;
+  port?: number;
+  tls?: TlsFiles;
+}
+
 /** Where and how the facade serves; undefined in the options: no facade. */
 export interface FacadeAddress {
   host?: string;
@@ -59,6 +74,8 @@ export interface LocalOptions {
   metrics?: MetricsAddress;
   /** Scopes a second a changed ScopeClass reaches. */
   scopeClassRolloutRate?: number;
+  /** The admission webhook's port (0: any free one); it is served with the operator. */
+  webhookPort?: number;
 }
 
 /** `nrn-operator local`: runs until SIGINT or SIGTERM, then stops cleanly. */
@@ -85,6 +102,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   let kube: Kube | undefined;
   let observability: ObservabilityServer | undefined;
   let facade: Facade | undefined;
+  let webhook: AdmissionServer | undefined;
   if (options.operator || options.facade !== undefined) {
     // Through the kubeconfig, as against any cluster: neither reaches into src/local.
     const connected = await parts.start(
@@ -134,6 +152,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
         }),
       { close: (operator) => () => operator.stop() },
     );
+    webhook = await startLocalWebhook(parts, connected, dataDir, options.webhookPort ?? 0, log);
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
   }
@@ -167,8 +186,9 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   const facadeAt = facade !== undefined ? `; facade at ${facade.url}${tokenAt}` : '';
   // Each part with where it is: the operator has no address of its own, it only runs.
   const operatorAt = options.operator ? '; operator running' : '';
+  const webhookAt = webhook !== undefined ? `; admission webhook at ${webhook.url}` : '';
   process.stdout.write(
-    `nrn-operator local ready: API server at ${plane.url}${operatorAt}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
+    `nrn-operator local ready: API server at ${plane.url}${operatorAt}${webhookAt}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
   );
   const clean = await stopped;
   log.info({ clean }, 'stopped');
@@ -230,6 +250,8 @@ export interface RunOptions {
   scopeClassRolloutRate?: number;
   metrics: MetricsAddress;
   facade?: FacadeAddress;
+  /** The admission webhook; served only with a certificate (the API server calls it by HTTPS). */
+  webhook?: WebhookAddress;
 }
 
 /** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
@@ -284,6 +306,13 @@ export async function runOperator(options: RunOptions): Promise<number> {
       }),
     { close: (operator) => () => operator.stop() },
   );
+  const webhook = options.webhook;
+  if (webhook?.tls !== undefined) {
+    await startRunWebhook(parts, kube, webhook, webhook.tls, log);
+  } else {
+    // deploy/ gives it a certificate; without one the API server could not call it.
+    log.info('no --webhook-tls-cert/--webhook-tls-key: the admission webhook is not served');
+  }
   if (options.facade !== undefined) {
     const address = options.facade;
     const auth = await parts.start('facade auth', () => authenticator(address, kube), {
@@ -327,6 +356,75 @@ async function startFacadePart(
       close: (f) => () => f.close(),
     },
   );
+}
+
+/**
+ * `local`'s webhook: its CA and certificate in DIR/webhook, served on 127.0.0.1, and the
+ * ValidatingWebhookConfiguration applied with this start's URL and CA. failurePolicy Ignore:
+ * the configuration outlives the process in the data dir (a later `--no-operator` start, or
+ * the moments of a stop, would otherwise refuse every write of our kinds), and every rule it
+ * serves is also the reconcilers', so a call that fails loses an early answer, never a rule.
+ */
+async function startLocalWebhook(
+  parts: Parts,
+  kube: Kube,
+  dataDir: string,
+  port: number,
+  log: Logger,
+): Promise<AdmissionServer> {
+  const tls = await parts.start('webhook TLS', () => loadOrCreateWebhookTls(dataDir), {
+    describe: (error) =>
+      `--data-dir ${dataDir} cannot hold the webhook's certificate: ${messageOf(error)}`,
+  });
+  const server = await parts.start(
+    'admission webhook',
+    () =>
+      startAdmissionServer({
+        kube,
+        log,
+        host: '127.0.0.1',
+        port,
+        tls: { certFile: tls.certFile, keyFile: tls.keyFile },
+      }),
+    {
+      describe: (error) => portFailure(error, '--webhook-port', port),
+      close: (w) => () => w.close(),
+    },
+  );
+  await parts.start('webhook registration', () =>
+    registerWebhook(kube, { url: server.url, caBundle: tls.ca }, 'Ignore', OPERATOR_NAME),
+  );
+  return server;
+}
+
+/** `run`'s webhook: deploy/ registers it (a Service in front, its CA from cert-manager or a Secret). */
+async function startRunWebhook(
+  parts: Parts,
+  kube: Kube,
+  address: WebhookAddress,
+  tls: TlsFiles,
+  log: Logger,
+): Promise<AdmissionServer> {
+  await parts.start('webhook TLS', () => readTlsPair(tls), {
+    describe: (error) => webhookTlsFailure(error, tls),
+  });
+  const port = address.port ?? DEFAULT_WEBHOOK_PORT;
+  return parts.start(
+    'admission webhook',
+    () => startAdmissionServer({ kube, log, host: address.host ?? '0.0.0.0', port, tls }),
+    {
+      describe: (error) => portFailure(error, '--webhook-port', port),
+      close: (w) => () => w.close(),
+    },
+  );
+}
+
+function webhookTlsFailure(error: unknown, tls: TlsFiles): string {
+  const path = (error as NodeJS.ErrnoException).path;
+  if (path === tls.keyFile) return fileFailure(error, '--webhook-tls-key', tls.keyFile) as string;
+  if (path === tls.certFile)
+    return fileFailure(error, '--webhook-tls-cert', tls.certFile) as string;
+  return `--webhook-tls-cert ${tls.certFile} and --webhook-tls-key ${tls.keyFile} are not a usable pair: ${messageOf(error)}`;
 }
 
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;

@@ -154,11 +154,11 @@ describe('the README walkthrough, pasted block by block', () => {
     }
     expect(output).toContain('scope.platform.nrn.dev/checkout-web condition met');
     expect(output).toContain('service.platform.nrn.dev/checkout-db condition met');
-    // A failed scope reads as kstatus wants it: Ready=False and Stalled=True, with the reason.
-    const why =
-      'DuplicateSlug: slug checkout-web is already used by scope team-a/checkout-web of application 10';
-    expect(output).toContain(`Ready=False ${why}\n`);
-    expect(output).toContain(`Stalled=True ${why}\n`);
-    expect(output).toContain('scope.platform.nrn.dev/checkout-web-copy annotated');
+    // A scope whose slug another holds is refused by the operator's webhook, and not stored.
+    expect(output).toMatch(
+      /Error from server \(Forbidden\): error when creating "STDIN": admission webhook "validate\.platform\.nrn\.dev" denied the request: spec\.name: slug checkout-web is already used by scope team-a\/checkout-web \(id 1\) of application 10\n/,
+    );
+    expect(output).toContain('refused, as it must be\n');
+    expect(output).toContain('scopes.platform.nrn.dev "checkout-web-copy" not found');
   }, 300_000);
 });
