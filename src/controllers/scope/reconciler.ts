@@ -116,6 +116,8 @@ const STICKY_FAILURES = new Set([
   'ProvisionFailed',
   'DeadlineExceeded',
 ]);
+/** Renders kept (see ScopeReconciler.renders). */
+const MAX_KEPT_RENDERS = 1024;
 /** A right granted later brings no event: a scope refused one looks again this often. */
 const FORBIDDEN_RETRY_MS = 30_000;
 
@@ -164,7 +166,11 @@ export class ScopeReconciler {
    * cache has replaced is not held.
    */
   private readonly startedFrom = new WeakSet<ScopeObject>();
-  /** What each scope's class rendered for it, and from what (see rendered()). */
+  /**
+   * What the class rendered for the scopes seen last, and from what (see rendered()): a
+   * bounded few, since a render costs tens of microseconds and every scope's would cost
+   * kilobytes kept for as long as it lives.
+   */
   private readonly renders = new Map<string, { fingerprint: string; rendered: Rendered }>();
 
   constructor(private readonly options: ScopeReconcilerOptions) {
@@ -465,9 +471,19 @@ export class ScopeReconciler {
       app: app !== undefined ? [app.name, app.slug, app.nrn] : undefined,
     });
     const known = this.renders.get(key);
-    if (known !== undefined && known.fingerprint === fingerprint) return known.rendered;
+    if (known !== undefined && known.fingerprint === fingerprint) {
+      // Most recently used last: the oldest goes first.
+      this.renders.delete(key);
+      this.renders.set(key, known);
+      return known.rendered;
+    }
     const rendered = render();
+    this.renders.delete(key);
     this.renders.set(key, { fingerprint, rendered });
+    if (this.renders.size > MAX_KEPT_RENDERS) {
+      const oldest = this.renders.keys().next();
+      if (oldest.done !== true) this.renders.delete(oldest.value);
+    }
     return rendered;
   }
 
