@@ -46,6 +46,14 @@ module.exports = {
       to: { path: '^src/(controllers|runtime|local)/' },
     },
     {
+      name: 'admission-is-beside-the-facade',
+      comment:
+        "The operator's admission webhook applies src/domain's rules to reviews: it knows neither the reconcilers nor the facade.",
+      severity: 'error',
+      from: { path: '^src/admission/' },
+      to: { path: '^src/(controllers|facade|runtime|local)/' },
+    },
+    {
       name: 'runtime-knows-no-kind',
       comment: 'src/runtime is controller machinery: it knows no kind of ours.',
       severity: 'error',

@@ -24,7 +24,7 @@ import {
   startFacade,
   type TlsFiles,
 } from './facade/index.js';
-import { readTlsPair } from './facade/tls.js';
+import { readTlsPair } from './util/serving-tls.js';
 import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
 import { DataDirInUseError } from './local/storage/lock.js';

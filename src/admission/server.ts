@@ -14,7 +14,7 @@ import { indexScopes } from '../domain/scopes/index.js';
 import { SchemaCache } from '../domain/services/attributes.js';
 import { readSecret } from '../domain/services/secrets.js';
 import { indexSpecifications } from '../domain/services/specifications.js';
-import { readTlsPair, reloadTls, type TlsFiles } from '../facade/tls.js';
+import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
 import {
   type InformerOptions,
   type Kube,

@@ -13,7 +13,7 @@ import { ENDPOINTS } from './endpoints/index.js';
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
 import { UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';
-import type { TlsPair } from './tls.js';
+import type { TlsPair } from '../util/serving-tls.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
 export const DEFAULT_BODY_LIMIT = 256 * 1024;

@@ -1,7 +1,7 @@
-// The facade's own TLS: a certificate and key read from files (a kubernetes.io/tls Secret
-// mounted in the pod, as cert-manager writes one), and read again while serving, so that a
-// renewed certificate is served without a restart and a broken renewal never replaces a
-// working one.
+// A server's own TLS (the facade's, the admission webhook's): a certificate and key read from
+// files (a kubernetes.io/tls Secret mounted in the pod, as cert-manager writes one), and read
+// again while serving, so that a renewed certificate is served without a restart and a broken
+// renewal never replaces a working one.
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
