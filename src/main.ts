@@ -24,7 +24,6 @@ import {
   startFacade,
   type TlsFiles,
 } from './facade/index.js';
-import { readTlsPair } from './util/serving-tls.js';
 import { connect, type Kube } from './kube/index.js';
 import { startControlPlane } from './local/index.js';
 import { DataDirInUseError } from './local/storage/lock.js';
@@ -37,6 +36,7 @@ import {
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME, startOperator } from './operator.js';
 import { messageOf, Parts } from './parts.js';
 import { installDefaultScopeClasses } from './scope-classes-install.js';
+import { readTlsPair } from './util/serving-tls.js';
 
 /** Where /metrics, /healthz and /readyz listen; unset parts take the defaults. */
 export interface MetricsAddress {

@@ -14,7 +14,6 @@ import { indexScopes } from '../domain/scopes/index.js';
 import { SchemaCache } from '../domain/services/attributes.js';
 import { readSecret } from '../domain/services/secrets.js';
 import { indexSpecifications } from '../domain/services/specifications.js';
-import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
 import {
   type InformerOptions,
   type Kube,
@@ -23,6 +22,7 @@ import {
   ServiceSpecifications,
 } from '../kube/index.js';
 import { jsonDepthExceeds } from '../util/json-depth.js';
+import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
 import { ADMIT, type AdmissionRequest, answer, parseReview, type Verdict } from './review.js';
 import { reviewScope } from './scope.js';
 import { reviewScopeClass } from './scope-class.js';

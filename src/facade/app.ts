@@ -8,12 +8,12 @@ import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { jsonDepthExceeds } from '../util/json-depth.js';
+import type { TlsPair } from '../util/serving-tls.js';
 import { type EndpointDeps, JSON_TYPE } from './endpoints/endpoint.js';
 import { ENDPOINTS } from './endpoints/index.js';
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
 import { UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';
-import type { TlsPair } from '../util/serving-tls.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
 export const DEFAULT_BODY_LIMIT = 256 * 1024;

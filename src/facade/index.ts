@@ -20,16 +20,16 @@ import {
   ServiceSpecifications,
   Services,
 } from '../kube/index.js';
+import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
 import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
 import { ServiceCatalog } from './catalog/index.js';
 import { ScopeStore } from './scopes.js';
-import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
 
+export type { TlsFiles } from '../util/serving-tls.js';
 export { buildFacade, type FacadeDeps } from './app.js';
 export * from './auth.js';
 export { ERROR_CODES, type ErrorCode, FacadeError } from './errors.js';
-export type { TlsFiles } from '../util/serving-tls.js';
 
 export const DEFAULT_FACADE_PORT = 8080;
 export const FACADE_COMPONENT = 'nrn-operator-facade';
