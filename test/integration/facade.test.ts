@@ -454,6 +454,48 @@ describe('facade', () => {
       expect(namespace.stdout.trim()).toBe('networkpolicy.networking.k8s.io/scope-default-deny');
     });
 
+    it('serves a duplicate slug that got in without the webhook as failed, naming the holder', async () => {
+      // No admission webhook runs here (as when it is down): kubectl's write is stored, and the
+      // reconciler reports it. The interface's rule holds at GET /scope/{id}.
+      const first = await createScope('Billing');
+      expect(first.status).toBe(200);
+      const holder = first.body as Scope;
+      const applied = await kubectl(cluster, ['apply', '-f', '-'], {
+        input: `apiVersion: platform.nrn.dev/v1alpha1
+kind: Scope
+metadata: {name: billing-again, namespace: ${ns}}
+spec: {name: billing, type: web_pool, application_id: ${appId}, requested_spec: {}}
+`,
+      });
+      expect(applied.code, applied.stderr).toBe(0);
+      let id: number | undefined;
+      const deadline = Date.now() + 20_000;
+      while (id === undefined && Date.now() < deadline) {
+        await sleep(50);
+        const shown = await kubectl(cluster, [
+          'get',
+          'scope',
+          'billing-again',
+          '-n',
+          ns,
+          '-o',
+          'jsonpath={.status.id}',
+        ]);
+        if (/^\d+$/.test(shown.stdout)) id = Number(shown.stdout);
+      }
+      let current: Scope | undefined;
+      while (current?.status !== 'failed' && Date.now() < deadline) {
+        await sleep(50);
+        current = Scope.parse((await call<Scope>('GET', `/scope/${id}`)).body);
+      }
+      expect(current).toMatchObject({ id, status: 'failed', slug: 'billing' });
+      const lifecycle = (current?.messages as { lifecycle?: { message: string }[] }).lifecycle;
+      expect(lifecycle?.[0]?.message).toContain(
+        `slug billing is already used by scope ${ns}/${appId}-billing`,
+      );
+      expect(holder.slug).toBe('billing');
+    });
+
     it('refuses a second scope of the same name in the application (409)', async () => {
       const first = await createScope('Payments');
       expect(first.status).toBe(200);
