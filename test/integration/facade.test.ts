@@ -489,7 +489,8 @@ spec: {name: billing, type: web_pool, application_id: ${appId}, requested_spec: 
         current = Scope.parse((await call<Scope>('GET', `/scope/${id}`)).body);
       }
       expect(current).toMatchObject({ id, status: 'failed', slug: 'billing' });
-      const lifecycle = (current?.messages as { lifecycle?: { message: string }[] }).lifecycle;
+      const lifecycle = (current?.messages as { lifecycle?: { message: string }[] } | undefined)
+        ?.lifecycle;
       expect(lifecycle?.[0]?.message).toContain(
         `slug billing is already used by scope ${ns}/${appId}-billing`,
       );
