@@ -62,6 +62,7 @@ function facadeAddress(flags: {
 function webhookAddress(flags: {
   'webhook-port': number;
   'webhook-host': string;
+  'webhook-certificate': 'files' | 'self-managed';
   'webhook-tls-cert'?: string | undefined;
   'webhook-tls-key'?: string | undefined;
 }): WebhookAddress {
@@ -70,6 +71,7 @@ function webhookAddress(flags: {
   return {
     port: flags['webhook-port'],
     host: flags['webhook-host'],
+    certificate: flags['webhook-certificate'],
     ...(certFile !== undefined && keyFile !== undefined ? { tls: { certFile, keyFile } } : {}),
   };
 }

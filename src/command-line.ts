@@ -136,6 +136,24 @@ function webhookTlsPair(
   }
 }
 
+export const WEBHOOK_CERTIFICATE_MODES = ['files', 'self-managed'] as const;
+
+/** A self-managed certificate is made, not read: files given with it would be ignored. */
+function webhookCertificateFiles(
+  flags: {
+    'webhook-certificate': (typeof WEBHOOK_CERTIFICATE_MODES)[number];
+    'webhook-tls-cert'?: string | undefined;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (flags['webhook-certificate'] === 'self-managed' && flags['webhook-tls-cert'] !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: '--webhook-tls-cert and --webhook-tls-key go with --webhook-certificate files',
+    });
+  }
+}
+
 const localSchema = z
   .object({
     'data-dir': text().default('.data/local').register(flagMeta, {
@@ -220,13 +238,25 @@ const runSchema = z
     'webhook-port': port().default(9443).register(flagMeta, {
       value: 'PORT',
       env: 'NRN_WEBHOOK_PORT',
-      help: "the admission webhook's port (HTTPS, POST /validate); served only with --webhook-tls-cert and --webhook-tls-key",
+      help: "the admission webhook's port (HTTPS, POST /validate); served with --webhook-certificate self-managed, or files and --webhook-tls-cert and --webhook-tls-key",
     }),
     'webhook-host': text().default('0.0.0.0').register(flagMeta, {
       value: 'HOST',
       env: 'NRN_WEBHOOK_HOST',
       help: "the admission webhook's address: the API server calls it through a Service",
     }),
+    // files by default: the operator writes no Secret and no caBundle unless asked to, so a
+    // certificate made elsewhere (cert-manager) is never fought over; deploy/ asks.
+    'webhook-certificate': z
+      .enum(WEBHOOK_CERTIFICATE_MODES, {
+        error: `not one of ${WEBHOOK_CERTIFICATE_MODES.join(', ')}`,
+      })
+      .default('files')
+      .register(flagMeta, {
+        value: 'MODE',
+        env: 'NRN_WEBHOOK_CERTIFICATE',
+        help: "the webhook's certificate: files (--webhook-tls-cert and --webhook-tls-key, e.g. cert-manager's; none given: no webhook served) or self-managed (a CA and certificate the operator makes, keeps in Secret nrn-operator-webhook-tls of its namespace, renews, and writes into ValidatingWebhookConfiguration nrn-operator's caBundle)",
+      }),
     'webhook-tls-cert': text().optional().register(flagMeta, {
       value: 'FILE',
       env: 'NRN_WEBHOOK_TLS_CERT',
@@ -246,7 +276,8 @@ const runSchema = z
     ...logFlags(),
   })
   .superRefine(tlsPair)
-  .superRefine(webhookTlsPair);
+  .superRefine(webhookTlsPair)
+  .superRefine(webhookCertificateFiles);
 
 const generateCrdsSchema = z.object({
   out: text()

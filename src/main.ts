@@ -10,7 +10,10 @@ import {
   DEFAULT_WEBHOOK_PORT,
   loadOrCreateWebhookTls,
   registerWebhook,
+  type SelfManagedCertificate,
   startAdmissionServer,
+  startSelfManagedCertificate,
+  WEBHOOK_TLS_SECRET,
 } from './admission/index.js';
 import {
   type Authenticator,
@@ -48,6 +51,8 @@ export interface MetricsAddress {
 export interface WebhookAddress {
   host?: string;
   port?: number;
+  /** `run`: files (`tls`; none: not served) or self-managed (a Secret the operator keeps). */
+  certificate?: 'files' | 'self-managed';
   tls?: TlsFiles;
 }
 
@@ -280,6 +285,11 @@ export async function runOperator(options: RunOptions): Promise<number> {
   const metrics = new OperatorMetrics();
   let facade: Facade | undefined;
   if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
+  // The Service sends the API server's webhook calls to ready pods only: not before it listens.
+  let admission: AdmissionServer | undefined;
+  const webhook = options.webhook;
+  const servesWebhook = webhook?.certificate === 'self-managed' || webhook?.tls !== undefined;
+  if (servesWebhook) metrics.requireReady(() => admission !== undefined);
   // Before the operator, so that /healthz answers (and /readyz says 503) while it lists.
   await parts.start(
     'metrics',
@@ -306,9 +316,26 @@ export async function runOperator(options: RunOptions): Promise<number> {
       }),
     { close: (operator) => () => operator.stop() },
   );
-  const webhook = options.webhook;
-  if (webhook?.tls !== undefined) {
-    await startRunWebhook(parts, kube, webhook, webhook.tls, log);
+  if (webhook?.certificate === 'self-managed') {
+    const certificate = await parts.start(
+      'webhook certificate',
+      () =>
+        startSelfManagedCertificate({
+          kube,
+          log,
+          namespace,
+          serviceName: OPERATOR_NAME,
+          fieldManager: OPERATOR_NAME,
+        }),
+      {
+        describe: (error) =>
+          `--webhook-certificate self-managed cannot keep Secret ${namespace}/${WEBHOOK_TLS_SECRET}: ${messageOf(error)}`,
+        close: (c: SelfManagedCertificate) => () => c.stop(),
+      },
+    );
+    admission = await startRunWebhook(parts, kube, webhook, certificate.files, log);
+  } else if (webhook?.tls !== undefined) {
+    admission = await startRunWebhook(parts, kube, webhook, webhook.tls, log);
   } else {
     // deploy/ gives it a certificate; without one the API server could not call it.
     log.info('no --webhook-tls-cert/--webhook-tls-key: the admission webhook is not served');

@@ -1,13 +1,23 @@
 // The operator's validating admission webhook: its server, its reviews, its registration.
 export { loadOrCreateWebhookTls, type WebhookTls } from './certificates.js';
 export {
+  type ClusterWebhookOptions,
+  clusterWebhookConfiguration,
   REVIEWED_RESOURCES,
   registerWebhook,
+  UPDATE_WEBHOOK_NAME,
   WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_NAME,
   type WebhookClient,
   webhookConfiguration,
 } from './registration.js';
+export {
+  type SelfManagedCertificate,
+  type SelfManagedCertificateOptions,
+  serviceDnsNames,
+  startSelfManagedCertificate,
+  WEBHOOK_TLS_SECRET,
+} from './self-managed.js';
 export {
   type AdmissionServer,
   type AdmissionServerOptions,

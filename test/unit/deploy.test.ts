@@ -2,11 +2,15 @@
 // our CLI accepts, and the RBAC rules grant exactly the requests the operator and the facade
 // send (the table below, read off the code), nothing more, through the aggregated ClusterRole
 // as the clusterrole-aggregation controller fills it; the opt-in roles for a ScopeClass's kinds
-// aggregate to it and stay out of the default install.
+// aggregate to it and stay out of the default install. The ValidatingWebhookConfiguration is
+// the one the code builds, behind the Service's webhook port, and kustomize builds deploy/ with
+// and without the cert-manager component.
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
@@ -18,7 +22,15 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import {
+  clusterWebhookConfiguration,
+  DEFAULT_WEBHOOK_PORT,
+  serviceDnsNames,
+  WEBHOOK_CONFIGURATION_NAME,
+  WEBHOOK_TLS_SECRET,
+} from '../../src/admission/index.js';
 import { GROUP } from '../../src/api/index.js';
+import { parseCommandLine } from '../../src/command-line.js';
 import { ID_COUNTER_NAME } from '../../src/domain/scopes/id-allocator.js';
 import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
 import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
@@ -55,6 +67,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
   'rbac.authorization.k8s.io/v1/Role': Role,
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': ValidatingWebhookConfiguration,
 };
 
 async function manifestFiles(): Promise<string[]> {
@@ -179,6 +192,10 @@ const ROWS: readonly Row[] = [
   [CORE, 'configmaps', 'get', NS, 'domain/scopes/id-allocator.ts reads the scope id counter (operator and facade)'],
   [CORE, 'configmaps', 'create', NS, 'domain/scopes/id-allocator.ts makes the counter the first time'],
   [CORE, 'configmaps', 'update', NS, 'domain/scopes/id-allocator.ts compare-and-swap (PUT with resourceVersion)'],
+  // The webhook's self-managed certificate (admission/self-managed.ts; its get and create are the cluster-wide rows).
+  [CORE, 'secrets', 'update', NS, 'admission/self-managed.ts renews the certificate Secret (PUT with resourceVersion)'],
+  ['admissionregistration.k8s.io', 'validatingwebhookconfigurations', 'get', C, 'admission/self-managed.ts reads the caBundle before patching it'],
+  ['admissionregistration.k8s.io', 'validatingwebhookconfigurations', 'patch', C, 'admission/self-managed.ts writes its CA into the caBundle (JSON patch)'],
 ];
 
 /** The objects a namespaced row is limited to by resourceNames (create cannot be). */
@@ -187,6 +204,9 @@ const NAMES: Record<string, readonly string[]> = {
   'leases update': [OPERATOR_NAME],
   'configmaps get': [ID_COUNTER_NAME],
   'configmaps update': [ID_COUNTER_NAME],
+  'secrets update': [WEBHOOK_TLS_SECRET],
+  'validatingwebhookconfigurations get': [WEBHOOK_CONFIGURATION_NAME],
+  'validatingwebhookconfigurations patch': [WEBHOOK_CONFIGURATION_NAME],
 };
 
 const PERMISSIONS: readonly Permission[] = ROWS.map(([group, resource, verb, scope, by]) => {
@@ -350,7 +370,12 @@ describe('deploy/', () => {
 
   it('puts every namespaced object in the operator namespace, nrn-system', () => {
     expect(only('Namespace').metadata.name).toBe(DEFAULT_OPERATOR_NAMESPACE);
-    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+    const clusterScoped = new Set([
+      'Namespace',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ValidatingWebhookConfiguration',
+    ]);
     for (const { file, object } of everything) {
       if (clusterScoped.has(object.kind)) expect(object.metadata.namespace, file).toBeUndefined();
       else expect(object.metadata.namespace, file).toBe(DEFAULT_OPERATOR_NAMESPACE);
@@ -567,7 +592,7 @@ describe('the Service and the PodDisruptionBudget', () => {
     'Deployment',
   ).spec.template.metadata.labels;
 
-  it('expose the facade on 8080 and the metrics on 8081', () => {
+  it('expose the facade on 8080, the metrics on 8081 and the webhook on 443', () => {
     const service = only<{
       spec: {
         selector: Record<string, string>;
@@ -580,6 +605,7 @@ describe('the Service and the PodDisruptionBudget', () => {
     ).toEqual([
       ['facade', DEFAULT_FACADE_PORT, 'facade'],
       ['metrics', DEFAULT_METRICS_PORT, 'metrics'],
+      ['webhook', 443, 'webhook'],
     ]);
   });
 
@@ -589,5 +615,192 @@ describe('the Service and the PodDisruptionBudget', () => {
     }>('PodDisruptionBudget');
     expect(pdb.spec.minAvailable).toBe(1);
     expect(podLabels).toEqual(expect.objectContaining(pdb.spec.selector.matchLabels));
+  });
+});
+
+describe('the admission webhook of deploy/', () => {
+  interface Container {
+    args: string[];
+    env: { name: string; value?: string }[];
+    ports: { name: string; containerPort: number }[];
+    volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+  }
+  interface DeploymentShape {
+    spec: {
+      replicas: number;
+      template: {
+        spec: {
+          containers: Container[];
+          volumes: { name: string; secret?: { secretName: string } }[];
+        };
+      };
+    };
+  }
+  const service = only<{
+    metadata: { name: string; namespace: string };
+    spec: { ports: { name: string; port: number; targetPort: string }[] };
+  }>('Service');
+  const configuration = only<{
+    metadata: { annotations?: Record<string, string> };
+    webhooks: { clientConfig: { service: { name: string; namespace: string; port: number } } }[];
+  }>('ValidatingWebhookConfiguration');
+  const container = (d: DeploymentShape) => d.spec.template.spec.containers[0] as Container;
+  /** The `run` flags a container's arguments and env give, as the CLI parses them. */
+  const runFlags = (c: Container) => {
+    const env = Object.fromEntries(
+      c.env.flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])),
+    );
+    const parsed = parseCommandLine(c.args, env);
+    if (parsed.outcome !== 'invoke' || parsed.invocation.command !== 'run') {
+      throw new Error(`not a run: ${JSON.stringify(parsed)}`);
+    }
+    return parsed.invocation.flags;
+  };
+
+  it('is the configuration the code builds (clusterWebhookConfiguration), without a caBundle', () => {
+    const sa = only<{ metadata: { name: string; namespace: string } }>('ServiceAccount');
+    const webhookPort = service.spec.ports.find((p) => p.name === 'webhook')?.port;
+    expect(configuration).toEqual(
+      clusterWebhookConfiguration({
+        namespace: service.metadata.namespace,
+        serviceName: service.metadata.name,
+        servicePort: webhookPort ?? -1,
+        serviceAccount: sa.metadata.name,
+      }),
+    );
+    for (const webhook of configuration.webhooks) {
+      expect(webhook.clientConfig).not.toHaveProperty('caBundle');
+    }
+  });
+
+  it("reaches the pods' webhook port through the Service, on both replicas, self-managed", () => {
+    const deployment = only<DeploymentShape>('Deployment');
+    const c = container(deployment);
+    const flags = runFlags(c);
+    expect(flags['webhook-certificate']).toBe('self-managed');
+    expect(flags['webhook-port']).toBe(DEFAULT_WEBHOOK_PORT);
+    expect(flags['webhook-host']).toBe('0.0.0.0');
+    expect(c.ports.find((p) => p.name === 'webhook')?.containerPort).toBe(DEFAULT_WEBHOOK_PORT);
+    const port = service.spec.ports.find((p) => p.name === 'webhook');
+    expect(port?.targetPort).toBe('webhook');
+    for (const webhook of configuration.webhooks) {
+      expect(webhook.clientConfig.service).toMatchObject({
+        name: service.metadata.name,
+        namespace: service.metadata.namespace,
+        port: port?.port,
+      });
+    }
+    // Served by every replica (not leader-only), one kept through a drain.
+    expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(only<{ spec: { minAvailable: number } }>('PodDisruptionBudget').spec.minAvailable).toBe(
+      1,
+    );
+  });
+  it('refuses certificate files beside a self-managed certificate', () => {
+    const parsed = parseCommandLine([
+      'run',
+      '--webhook-certificate',
+      'self-managed',
+      '--webhook-tls-cert',
+      'tls.crt',
+      '--webhook-tls-key',
+      'tls.key',
+    ]);
+    expect(parsed.outcome).toBe('refuse');
+    expect((parsed as { text: string }).text).toContain(
+      '--webhook-tls-cert and --webhook-tls-key go with --webhook-certificate files',
+    );
+  });
+});
+
+describe('kustomize', () => {
+  const run = promisify(execFile);
+  const build = async (dir: string) => {
+    const { stdout } = await run('kubectl', ['kustomize', dir], { timeout: 60_000 });
+    return parseAllDocuments(stdout).map((d) => d.toJS() as Manifest['object']);
+  };
+  const find = (objects: Manifest['object'][], kind: string, name?: string) =>
+    objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+
+  it('builds deploy/ offline: the webhook self-managed, nothing of cert-manager', async () => {
+    const objects = await build(DEPLOY_DIR);
+    expect(
+      find(objects, 'ValidatingWebhookConfiguration', WEBHOOK_CONFIGURATION_NAME),
+    ).toBeDefined();
+    expect(objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/'))).toEqual([]);
+    const deployment = find(objects, 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    const env = deployment.spec.template.spec.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === 'NRN_WEBHOOK_CERTIFICATE')?.value).toBe('self-managed');
+  });
+
+  it('builds deploy/ with the cert-manager component: its Certificate mounted, its CA injected', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'nrn-overlay-'));
+    try {
+      // As README's overlay: kustomize takes only relative paths, and no overlay inside deploy/.
+      const base = relative(dir, DEPLOY_DIR);
+      await writeFile(
+        join(dir, 'kustomization.yaml'),
+        `resources: [${base}]\ncomponents: [${base}/cert-manager]\n`,
+      );
+      const objects = await build(dir);
+      const certificate = find(objects, 'Certificate', 'nrn-operator-webhook') as unknown as {
+        metadata: { namespace: string };
+        spec: { secretName: string; dnsNames: string[]; issuerRef: { kind: string; name: string } };
+      };
+      expect(certificate.spec.dnsNames).toEqual(
+        serviceDnsNames(OPERATOR_NAME, DEFAULT_OPERATOR_NAMESPACE).slice(0, 2),
+      );
+      // Signed by a CA of its own (what the caBundle holds), itself made by a self-signed Issuer.
+      const issuer = find(
+        objects,
+        certificate.spec.issuerRef.kind,
+        certificate.spec.issuerRef.name,
+      ) as { spec: { ca?: { secretName: string } } } | undefined;
+      const ca = find(objects, 'Certificate', 'nrn-operator-webhook-ca') as unknown as {
+        spec: { isCA: boolean; secretName: string; issuerRef: { name: string } };
+      };
+      expect(issuer?.spec.ca?.secretName).toBe(ca.spec.secretName);
+      expect(ca.spec.isCA).toBe(true);
+      expect(find(objects, 'Issuer', ca.spec.issuerRef.name)).toMatchObject({
+        spec: { selfSigned: {} },
+      });
+      const configuration = find(objects, 'ValidatingWebhookConfiguration') as unknown as {
+        metadata: { annotations?: Record<string, string> };
+      };
+      expect(configuration.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe(
+        `${certificate.metadata.namespace}/nrn-operator-webhook`,
+      );
+      const deployment = find(objects, 'Deployment') as unknown as {
+        spec: {
+          template: {
+            spec: {
+              containers: {
+                args: string[];
+                env: { name: string; value?: string }[];
+                volumeMounts: { name: string; mountPath: string }[];
+              }[];
+              volumes: { name: string; secret?: { secretName: string } }[];
+            };
+          };
+        };
+      };
+      const pod = deployment.spec.template.spec;
+      const c = pod.containers[0] as (typeof pod.containers)[number];
+      const env = Object.fromEntries(
+        c.env.flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])),
+      );
+      const parsed = parseCommandLine(c.args, env);
+      expect(parsed.outcome).toBe('invoke');
+      const flags = (parsed as { invocation: { flags: Record<string, unknown> } }).invocation.flags;
+      expect(flags['webhook-certificate']).toBe('files');
+      const volume = pod.volumes.find((v) => v.secret?.secretName === certificate.spec.secretName);
+      const mount = c.volumeMounts.find((m) => m.name === volume?.name);
+      expect(flags['webhook-tls-cert']).toBe(`${mount?.mountPath}/tls.crt`);
+      expect(flags['webhook-tls-key']).toBe(`${mount?.mountPath}/tls.key`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
