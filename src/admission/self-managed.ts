@@ -235,10 +235,13 @@ export async function startSelfManagedCertificate(
 
   // The first check makes what is served: a failure here fails the start, except a missing
   // configuration, which deploy/ may apply after the Deployment (retried in a minute).
-  await settleSecret().then(async (stored) => {
-    await writeFiles(stored);
-    current = stored;
-  });
+  try {
+    current = await settleSecret();
+    await writeFiles(current);
+  } catch (error) {
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<void> | undefined;
