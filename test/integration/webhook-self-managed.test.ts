@@ -6,7 +6,8 @@
 // serving certificate a third from its end is signed again by the same CA (the caBundle stays),
 // a CA near its end is replaced while the old one stays in the bundle. The API server's call
 // through clientConfig.service is not made here: the local plane has no Service endpoints (ADR
-// 0003); what is tested is the certificate the call would meet.
+// 0003); what is tested is the certificate the call would meet. Last, `nrn-operator run` itself
+// in two processes, as deploy/ runs it.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { connect as tlsConnect } from 'node:tls';
@@ -26,6 +27,12 @@ import {
 import { connect, defineResource, type Kube, Secrets } from '../../src/kube/index.js';
 import { applyCrds, OPERATOR_NAME } from '../../src/operator.js';
 import { type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
+import {
+  type OperatorProcess,
+  startOperatorProcess,
+  terminate,
+} from '../support/operator-processes.js';
+import { until } from '../support/wait.js';
 
 const Configurations = defineResource({
   group: 'admissionregistration.k8s.io',
@@ -188,5 +195,81 @@ describe('the self-managed webhook certificate', () => {
     expect(next).not.toBe(splitPemBundle(before.ca)[0]);
     expect(retiring).toBe(splitPemBundle(before.ca)[0]);
     expect(await caBundles()).toEqual([after.ca, after.ca]);
+  });
+});
+
+describe('nrn-operator run --webhook-certificate self-managed', () => {
+  const ns = uniqueName('webhook-run');
+  const children: OperatorProcess[] = [];
+  let cluster: StartedCluster;
+  let admin: Kube;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ operatorNamespace: ns });
+    admin = await connect({
+      kubeconfigPath: cluster.kubeconfigPath,
+      log: pino({ level: 'silent' }),
+    });
+    await applyCrds(admin);
+    await admin.resource(Configurations).create(
+      clusterWebhookConfiguration({
+        namespace: ns,
+        serviceName: OPERATOR_NAME,
+        servicePort: 443,
+        serviceAccount: OPERATOR_NAME,
+      }) as never,
+    );
+  });
+
+  afterAll(async () => {
+    for (const child of children) await terminate(child.child);
+    await admin?.close();
+    await cluster?.close();
+  });
+
+  it('two replicas, leader and standby, serve the one certificate of the Secret', {
+    timeout: 120_000,
+  }, async () => {
+    // As deploy/ sets them (env), on ports of their own: both replicas share this machine.
+    const saved = { ...process.env };
+    process.env.NRN_WEBHOOK_CERTIFICATE = 'self-managed';
+    process.env.NRN_WEBHOOK_PORT = '0';
+    process.env.LOG_FORMAT = 'json';
+    try {
+      for (let i = 0; i < 2; i++) {
+        children.push(startOperatorProcess({ environment: cluster.operatorKubeconfigPath }, ns));
+      }
+    } finally {
+      process.env = saved;
+    }
+    const listening = await Promise.all(
+      children.map((c) =>
+        c.waitForLog((line) => line.msg === 'admission webhook listening', 60_000),
+      ),
+    );
+    const secret = (await admin
+      .resource(Secrets)
+      .get({ namespace: ns, name: WEBHOOK_TLS_SECRET })) as unknown as {
+      data: Record<string, string>;
+    };
+    const ca = Buffer.from(secret.data['ca.crt'] ?? '', 'base64').toString();
+    const cert = Buffer.from(secret.data['tls.crt'] ?? '', 'base64').toString();
+    const [name] = serviceDnsNames(OPERATOR_NAME, ns);
+    const seen = await Promise.all(
+      listening.map((line) =>
+        handshake(Number(new URL(String(line.url)).port), ca, name as string),
+      ),
+    );
+    expect(seen).toEqual([fingerprintOf(cert), fingerprintOf(cert)]);
+    // Not the leader's alone: one replica leads, the other (a standby) serves it too.
+    const leads = (c: OperatorProcess) => c.logs.some((l) => l.msg === 'leadership acquired');
+    await until(() => children.some(leads), 60_000);
+    const leaders = children.filter(leads);
+    expect(leaders).toHaveLength(1);
+    // One made it; the other read it.
+    const made = children.flatMap((c) =>
+      c.logs.filter((l) => l.msg === 'webhook certificate made'),
+    );
+    expect(made).toHaveLength(1);
   });
 });
