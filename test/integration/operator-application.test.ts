@@ -98,12 +98,17 @@ spec: { id: ${id}, name: "${name} shop", nrn: "organization=1:application=${nrnI
     expect(wait.code).toBe(0);
   });
 
-  it('an NRN that does not end in the id is Stalled, naming the field', async () => {
-    await apply(app(nsA, 'wrong', 32, 99));
-    const view = await waitApp(nsA, 'wrong', (a) => ready(a) !== undefined);
-    expect(ready(view)).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
-    expect(view.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
-    expect(view.status?.messages?.[0]?.message).toContain('spec.nrn: must end in application=32');
+  it('an NRN that does not end in the id is refused at apply, naming the field', async () => {
+    // The CRD's CEL rule; the reconciler's InvalidSpec covers what got in before the rule.
+    const refused = await kubectl(cluster, ['apply', '-f', '-'], {
+      input: app(nsA, 'wrong', 32, 99),
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'The Application "wrong" is invalid: spec.nrn: Invalid value: must end in application=32',
+    );
+    const stored = await kubectl(cluster, ['get', 'application', 'wrong', '-n', nsA]);
+    expect(stored.stderr).toContain('NotFound');
   });
 
   it('of two applications with one id in different namespaces, the newer is Stalled', async () => {

@@ -602,7 +602,7 @@ describe('server-side apply (server_side_apply.py)', () => {
       reason: 'Invalid',
       code: 422,
       message:
-        'Scope.platform.nrn.dev "applied" is invalid: spec.tier: Unsupported value: "sometimes": supported values: "testing", "non_critical", "important", "critical"',
+        'Scope.platform.nrn.dev "applied" is invalid: [spec.tier: Unsupported value: "sometimes": supported values: "testing", "non_critical", "important", "critical", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
     });
   });
 });
@@ -704,7 +704,7 @@ describe('CustomObjectsApi on platform.nrn.dev/v1alpha1 (custom_objects.py)', ()
       reason: 'Invalid',
       code: 422,
       message:
-        'Scope.platform.nrn.dev "bad" is invalid: [spec.application_id: Invalid value: -1: spec.application_id in body should be greater than or equal to 0, spec.type: Unsupported value: "mainframe": supported values: "web_pool", "scheduled_tasks", "serverless"]',
+        'Scope.platform.nrn.dev "bad" is invalid: [spec.application_id: Invalid value: -1: spec.application_id in body should be greater than or equal to 0, spec.type: Unsupported value: "mainframe": supported values: "web_pool", "scheduled_tasks", "serverless", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
       details: { name: 'bad', group: 'platform.nrn.dev', kind: 'Scope' },
     });
     expect(status(s, 'create duplicate')).toMatchObject({
@@ -768,7 +768,7 @@ describe('CustomObjectsApi on platform.nrn.dev/v1alpha1 (custom_objects.py)', ()
         reason: 'Invalid',
         code: 422,
         message:
-          'Scope.platform.nrn.dev "web" is invalid: status.status: Unsupported value: "sleeping": supported values: "pending", "creating", "active", "updating", "deleting", "deleted", "failed"',
+          'Scope.platform.nrn.dev "web" is invalid: [status.status: Unsupported value: "sleeping": supported values: "pending", "creating", "active", "updating", "deleting", "deleted", "failed", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
       });
       const replaced = value(s, 'replace status');
       expect(replaced.status).toEqual({ status: 'active', id: 42, slug: 'web' });
