@@ -3,13 +3,12 @@
 // call, answered with a status (`active`, `creating`... or a refusal), Retry-After honoured,
 // and an agent without a usable answer retried until the class's deadline, then `failed`.
 // Deleting never gives up: past the deadline it keeps the finalizer and says so.
-import { readSecret } from '../../../domain/services/secrets.js';
 import type { Kube } from '../../../kube/index.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from '../scope-provisioner.js';
 import type { ServiceProgress } from '../service-provisioner.js';
+import { callHeaders } from '../webhook/headers.js';
 import { describeFailure, post, type WebhookHttpAnswer } from '../webhook/http.js';
 import { interpret } from '../webhook/protocol.js';
-import { SIGNATURE_HEADER, SIGNING_KEY, sign, TIMESTAMP_HEADER } from '../webhook/signing.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Between calls while the agent says it is still working and gives no Retry-After. */
@@ -76,25 +75,23 @@ export class ScopeWebhookProvisioner implements ScopeProvisioner {
       };
     }
     const body = JSON.stringify(scopeWebhookPayload(target, action));
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'nrn-operator',
-    };
-    if (endpoint.signingSecret !== undefined) {
-      const secret = await readSecret(this.kube, this.options.namespace, endpoint.signingSecret);
-      const key = secret?.[SIGNING_KEY];
-      if (key === undefined || key === '') {
-        // Nothing is ever sent unsigned: the class is fixed (or the Secret made) first.
-        return this.unavailable(
-          endpoint,
-          action,
-          `signing secret ${this.options.namespace}/${endpoint.signingSecret} of ScopeClass ${endpoint.scopeClass} ${secret === undefined ? 'does not exist' : `has no key "${SIGNING_KEY}"`}`,
-        );
-      }
-      const timestamp = String(Math.floor(this.now().getTime() / 1000));
-      headers[TIMESTAMP_HEADER] = timestamp;
-      headers[SIGNATURE_HEADER] = sign(key, timestamp, body);
+    const signed = await callHeaders(
+      this.kube,
+      body,
+      endpoint.signingSecret !== undefined
+        ? { namespace: this.options.namespace, name: endpoint.signingSecret }
+        : undefined,
+      this.now(),
+    );
+    if ('unsigned' in signed) {
+      // Nothing is ever sent unsigned: the class is fixed (or the Secret made) first.
+      return this.unavailable(
+        endpoint,
+        action,
+        `${signed.unsigned} (ScopeClass ${endpoint.scopeClass})`,
+      );
     }
+    const headers = signed.headers;
     let answer: WebhookHttpAnswer;
     try {
       answer = await post(endpoint.url, headers, body, this.timeoutMs, signal);

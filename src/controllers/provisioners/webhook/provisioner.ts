@@ -2,7 +2,6 @@
 // ServiceSpecification names (protocol.ts says what is sent and how the answer reads,
 // signing.ts how it is signed, http.ts how it travels). A call that cannot be signed is not
 // sent: the provider must never see it unsigned.
-import { readSecret } from '../../../domain/services/secrets.js';
 import type { Kube } from '../../../kube/index.js';
 import type {
   ProviderEndpoint,
@@ -10,9 +9,9 @@ import type {
   ServiceProvisioner,
   ServiceTarget,
 } from '../service-provisioner.js';
+import { callHeaders } from './headers.js';
 import { describeFailure, post, type WebhookHttpAnswer } from './http.js';
 import { interpret, webhookPayload } from './protocol.js';
-import { SIGNATURE_HEADER, SIGNING_KEY, sign, TIMESTAMP_HEADER } from './signing.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -57,24 +56,22 @@ export class WebhookProvisioner implements ServiceProvisioner {
     signal: AbortSignal | undefined,
   ): Promise<ServiceProgress> {
     const body = JSON.stringify(webhookPayload(target));
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'nrn-operator',
-    };
-    if (endpoint.signingSecret !== undefined) {
-      const secret = await readSecret(this.kube, endpoint.namespace, endpoint.signingSecret);
-      const key = secret?.[SIGNING_KEY];
-      if (key === undefined || key === '') {
-        // The specification reports this too; until it is fixed nothing may be sent unsigned.
-        return {
-          state: 'unavailable',
-          message: `signing secret ${endpoint.namespace}/${endpoint.signingSecret} of specification ${endpoint.specification} ${secret === undefined ? 'does not exist' : `has no key "${SIGNING_KEY}"`}`,
-        };
-      }
-      const timestamp = String(Math.floor(this.now().getTime() / 1000));
-      headers[TIMESTAMP_HEADER] = timestamp;
-      headers[SIGNATURE_HEADER] = sign(key, timestamp, body);
+    const signed = await callHeaders(
+      this.kube,
+      body,
+      endpoint.signingSecret !== undefined
+        ? { namespace: endpoint.namespace, name: endpoint.signingSecret }
+        : undefined,
+      this.now(),
+    );
+    if ('unsigned' in signed) {
+      // The specification reports this too; until it is fixed nothing may be sent unsigned.
+      return {
+        state: 'unavailable',
+        message: `${signed.unsigned} (specification ${endpoint.specification})`,
+      };
     }
+    const headers = signed.headers;
     let answer: WebhookHttpAnswer;
     try {
       answer = await post(endpoint.url, headers, body, this.timeoutMs, signal);
