@@ -70,8 +70,9 @@ export class ChildInformers {
       ...this.options,
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
       // Whole objects: drift is told by comparing what the operator applied with what is there,
-      // and a resource waited for is Current by its status.
-      transform: leanObject,
+      // and a resource waited for is Current by its status. The envelope's kinds are never
+      // waited for: their status (a quota's usage) would only cost memory, per scope.
+      transform: ENVELOPE_KINDS.includes(type) ? leanWithoutStatus : leanObject,
     });
     informer.on('error', (error) => {
       if (error instanceof KubeApiError && error.code === 403) {
@@ -143,4 +144,12 @@ export class ChildInformers {
       if (!this.stopped) this.options.log.warn({ err: error }, 'child informer did not start');
     });
   }
+}
+
+/** leanObject without the status. */
+function leanWithoutStatus<O extends KubeObject<unknown, unknown>>(object: O): O {
+  const lean = leanObject(object);
+  if (lean.status === undefined) return lean;
+  const { status: _status, ...rest } = lean;
+  return rest as O;
 }
