@@ -116,8 +116,8 @@ const STICKY_FAILURES = new Set([
   'ProvisionFailed',
   'DeadlineExceeded',
 ]);
-/** Renders kept (see ScopeReconciler.renders). */
-const MAX_KEPT_RENDERS = 1024;
+/** Renders kept (see ScopeReconciler.renders): 1,024 cost ~20 MiB with a five-resource class. */
+const MAX_KEPT_RENDERS = 128;
 /** A right granted later brings no event: a scope refused one looks again this often. */
 const FORBIDDEN_RETRY_MS = 30_000;
 
