@@ -464,10 +464,14 @@ try {
   const second = await burst(processes, watch, 'second', SCOPES);
   const s3 = await stats(processes);
   const secondRss = await rss(processes.operator.pid);
-  // (a') the same with a class of five templated resources (bench/support/operator.ts).
-  const templated = await burst(processes, watch, 'templated', TEMPLATED_SCOPES, {
-    'bench.nrn.dev/class': 'templated',
-  });
+  // (a') the same with a class of five templated resources (bench/support/operator.ts);
+  // BENCH_TEMPLATED_SCOPES=0 leaves it out.
+  const templated =
+    TEMPLATED_SCOPES > 0
+      ? await burst(processes, watch, 'templated', TEMPLATED_SCOPES, {
+          'bench.nrn.dev/class': 'templated',
+        })
+      : undefined;
   const templatedRss = await rss(processes.operator.pid);
 
   // (d) the cache: scopes up to CACHE_SCOPES, then CACHE_SERVICES services.
@@ -540,18 +544,20 @@ try {
     unit: '%',
     against: goal(100, true),
   });
-  emit({
-    bench: 'reconcile',
-    name: 'scopes/s to active, class of five templated resources',
-    value: TEMPLATED_SCOPES / templated.seconds,
-    unit: '/s',
-    against: {
-      name: 'what the cores allow',
-      value: coresAllow(templated),
-      kind: 'ceiling',
-      higherIsBetter: true,
-    },
-  });
+  if (templated !== undefined) {
+    emit({
+      bench: 'reconcile',
+      name: 'scopes/s to active, class of five templated resources',
+      value: TEMPLATED_SCOPES / templated.seconds,
+      unit: '/s',
+      against: {
+        name: 'what the cores allow',
+        value: coresAllow(templated),
+        kind: 'ceiling',
+        higherIsBetter: true,
+      },
+    });
+  }
   emit({
     bench: 'reconcile',
     name: 'single scope apply-to-active p99',
@@ -584,13 +590,15 @@ try {
       secondRss,
       '>= 200',
     ),
-    ...burstRows(
-      `${TEMPLATED_SCOPES} scopes at once of a class making five templated resources besides the envelope: all active in`,
-      templated,
-      templatedRss,
-      '',
-      TEMPLATED_SCOPES,
-    ),
+    ...(templated !== undefined
+      ? burstRows(
+          `${TEMPLATED_SCOPES} scopes at once of a class making five templated resources besides the envelope: all active in`,
+          templated,
+          templatedRss,
+          '',
+          TEMPLATED_SCOPES,
+        )
+      : []),
     ['requests per scope to active (idle, single)', singleRequests.toFixed(1), ''],
     ['  scope reconciles per scope (idle, single)', singleReconciles.toFixed(1), ''],
     ['  requests per reconcile (idle, single)', (singleRequests / singleReconciles).toFixed(1), ''],
