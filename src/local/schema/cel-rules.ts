@@ -17,6 +17,7 @@ import {
   PER_CALL_LIMIT,
   RUNTIME_CEL_COST_BUDGET,
 } from '../../cel/index.js';
+import { deepEqual } from '../patch/util.js';
 import { type CelNode, celNode, celValueOf } from './cel-values.js';
 import {
   childPath,
@@ -422,17 +423,4 @@ function byKeys(list: unknown[], keys: readonly string[]): Map<string, unknown> 
   const out = new Map<string, unknown>();
   for (const item of list) out.set(keyOf(item, keys), item);
   return out;
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => deepEqual(v, b[i]));
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && deepEqual((a as Json)[k], (b as Json)[k]));
 }

@@ -5,7 +5,7 @@
 
 import { RE2JS } from 're2js';
 import { dns1035LabelErrors, unknownMetadataFields } from '../meta.js';
-import { put } from '../patch/util.js';
+import { deepEqual, put } from '../patch/util.js';
 import { ApiError } from '../types.js';
 import { compileRules } from './cel-rules.js';
 import { badValue, type FieldIssue, type StatusCauseReason } from './field-errors.js';
@@ -403,19 +403,6 @@ function runeCount(s: string): number {
     }
   }
   return n;
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => deepEqual(v, b[i]));
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => has(b as Json, k) && deepEqual((a as Json)[k], (b as Json)[k]));
 }
 
 /** kube-openapi's typeValidator; false when it reported an error. */
