@@ -15,6 +15,11 @@ export interface ResourceType<Spec = unknown, Status = unknown> {
   readonly status?: z.ZodType<Status>;
 }
 
+/** `v1`, `apps/v1`: the apiVersion of a resource's objects. */
+export function apiVersionOf(type: Pick<ResourceType, 'group' | 'version'>): string {
+  return type.group === '' ? type.version : `${type.group}/${type.version}`;
+}
+
 export function defineResource<Spec = unknown, Status = unknown>(
   type: ResourceType<Spec, Status>,
 ): ResourceType<Spec, Status> {
@@ -168,7 +173,7 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
     private readonly transport: Transport,
     readonly type: ResourceType<Spec, Status>,
   ) {
-    this.apiVersion = type.group === '' ? type.version : `${type.group}/${type.version}`;
+    this.apiVersion = apiVersionOf(type);
   }
 
   async get(

@@ -3,6 +3,7 @@ export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from './backoff.js
 export { type CacheDiff, type IndexFunction, NAMESPACE_INDEX, ObjectCache } from './cache.js';
 export {
   type ApplyOptions,
+  apiVersionOf,
   type DeleteOptions,
   defineResource,
   type JsonPatchOperation,

@@ -34,6 +34,11 @@ export function resourceKey(type: ResourceType): string {
   return `${type.group}/${type.version}/${type.plural}`;
 }
 
+/** `deployments.apps`, `namespaces`: a resource as RBAC and kubectl name it. */
+export function resourceName(type: ResourceType): string {
+  return type.group === '' ? type.plural : `${type.plural}.${type.group}`;
+}
+
 /** A refused list or watch: the verb and resource a class must be given. */
 export interface Refusal {
   readonly verb: string;
@@ -78,7 +83,7 @@ export class ChildInformers {
       if (error instanceof KubeApiError && error.code === 403) {
         this.refusals.set(key, {
           verb: 'list',
-          resource: type.group === '' ? type.plural : `${type.plural}.${type.group}`,
+          resource: resourceName(type),
           message: error.message,
         });
       }

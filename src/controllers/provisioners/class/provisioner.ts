@@ -13,6 +13,7 @@ import {
 } from '../../../domain/names.js';
 import type { Child, Manifest } from '../../../domain/scope-classes/children.js';
 import {
+  apiVersionOf,
   isAlreadyExists,
   isNotFound,
   type Kube,
@@ -28,7 +29,7 @@ import type {
   ScopeProvisioner,
   ScopeTarget,
 } from '../scope-provisioner.js';
-import { type ChildInformers, ENVELOPE_KINDS, resourceKey } from './informers.js';
+import { type ChildInformers, ENVELOPE_KINDS, resourceKey, resourceName } from './informers.js';
 
 export const FIELD_MANAGER = 'nrn-operator';
 
@@ -359,14 +360,6 @@ export class ClassProvisioner implements ScopeProvisioner {
 }
 
 const hashOf = (manifest: Manifest) => manifest.metadata.annotations?.[SPEC_HASH_ANNOTATION];
-
-function apiVersionOf(type: ResourceType): string {
-  return type.group === '' ? type.version : `${type.group}/${type.version}`;
-}
-
-function resourceName(type: ResourceType): string {
-  return type.group === '' ? type.plural : `${type.plural}.${type.group}`;
-}
 
 /** The child with its namespace: the envelope's when its kind is namespaced and it names none. */
 function resolve(child: Child, type: ResourceType, target: ScopeTarget): Resolved {
