@@ -40,7 +40,7 @@ import {
   SCOPE_NAMESPACE_LABEL,
 } from '../../domain/names.js';
 import type { ClassCatalog, ScopeClassObject } from '../../domain/scope-classes/catalog.js';
-import type { Rendered } from '../../domain/scope-classes/children.js';
+import type { CompiledClass, Rendered } from '../../domain/scope-classes/children.js';
 import {
   accept,
   acceptanceBegun,
@@ -414,24 +414,7 @@ export class ScopeReconciler {
         message: `ScopeClass ${scopeClass.metadata.name}: no ${type} provisioner runs here`,
       };
     }
-    const rendered = this.rendered(key, scope, spec, identity, scopeClass, () => {
-      const app = applicationById(this.options.applications, spec.application_id)?.spec;
-      return compiled.render({
-        key,
-        namespace: scope.metadata.namespace ?? '',
-        name: scope.metadata.name,
-        uid: scope.metadata.uid ?? '',
-        identity,
-        spec,
-        labels,
-        application: {
-          id: spec.application_id,
-          name: app?.name ?? '',
-          slug: app !== undefined ? applicationSlug(app) : '',
-          nrn: app?.nrn ?? '',
-        },
-      });
-    });
+    const rendered = this.rendered(key, scope, spec, identity, scopeClass, compiled);
     if (!rendered.ok) {
       return {
         state: 'invalid',
@@ -459,13 +442,14 @@ export class ScopeReconciler {
     spec: ScopeSpec,
     identity: Identity,
     scopeClass: ScopeClassObject,
-    render: () => Rendered,
+    compiled: CompiledClass,
   ): Rendered {
     const app = applicationById(this.options.applications, spec.application_id)?.spec;
+    const labels = scope.metadata.labels ?? {};
     const fingerprint = canonical({
       uid: scope.metadata.uid,
       generation: scope.metadata.generation,
-      labels: scope.metadata.labels,
+      labels,
       identity,
       class: [scopeClass.metadata.uid, scopeClass.metadata.generation],
       app: app !== undefined ? [app.name, app.slug, app.nrn] : undefined,
@@ -477,7 +461,21 @@ export class ScopeReconciler {
       this.renders.set(key, known);
       return known.rendered;
     }
-    const rendered = render();
+    const rendered = compiled.render({
+      key,
+      namespace: scope.metadata.namespace ?? '',
+      name: scope.metadata.name,
+      uid: scope.metadata.uid ?? '',
+      identity,
+      spec,
+      labels,
+      application: {
+        id: spec.application_id,
+        name: app?.name ?? '',
+        slug: app !== undefined ? applicationSlug(app) : '',
+        nrn: app?.nrn ?? '',
+      },
+    });
     this.renders.delete(key);
     this.renders.set(key, { fingerprint, rendered });
     if (this.renders.size > MAX_KEPT_RENDERS) {
