@@ -17,7 +17,7 @@ import {
   PER_CALL_LIMIT,
   RUNTIME_CEL_COST_BUDGET,
 } from '../../cel/index.js';
-import { deepEqual } from '../patch/util.js';
+import { deepEqual, isObject } from '../patch/util.js';
 import { type CelNode, celNode, celValueOf } from './cel-values.js';
 import {
   childPath,
@@ -31,8 +31,6 @@ import {
 } from './field-errors.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 interface Rule {
   readonly rule: string;

@@ -7,10 +7,9 @@
 // (they stay strings).
 import { celList, celMap } from '@bufbuild/cel';
 import { toCel, ValueProblem } from '../../cel/index.js';
+import { isObject } from '../patch/util.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface CelNode {
   readonly number: boolean;
