@@ -19,6 +19,7 @@ import {
   TIMESTAMP_HEADER,
   verifySignature,
 } from '../../src/controllers/provisioners/webhook/index.js';
+import { computeKStatus, type KStatusObject } from '../../src/domain/kstatus.js';
 import { connect, type Kube, rawResource } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
@@ -568,6 +569,44 @@ spec:
         conditionOf(s, 'Reconciling')?.message.endsWith('dropping the database') === true,
     );
     await record('service', 'deleting', 'deleting');
+  });
+
+  it('a scope paused with a change not applied is InProgress for kstatus, until resumed', async () => {
+    await create(scope('held', 'web_pool'));
+    await waitFor('scope', 'held', (s) => s.status?.status === 'active' && observed(s));
+    // Paused and changed in one write: the operator sees both at once.
+    await k([
+      'patch',
+      'scope',
+      'held',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        metadata: { annotations: { 'platform.nrn.dev/reconcile': 'disabled' } },
+        spec: { requested_spec: { memory_in_gb: 2 } },
+      }),
+    ]);
+    const paused = await waitFor(
+      'scope',
+      'held',
+      (s) => conditionOf(s, 'Paused')?.status === 'True',
+    );
+    expect(paused.metadata.generation).toBe(2);
+    expect(paused.status?.observedGeneration).toBe(1);
+    expect(conditionOf(paused, 'Paused')?.observedGeneration).toBe(2);
+    expect(computeKStatus(paused as unknown as KStatusObject)).toEqual({
+      status: 'InProgress',
+      message: 'Scope generation is 2, but latest observed generation is 1',
+    });
+    await k(['annotate', 'scope', 'held', '-n', NS, 'platform.nrn.dev/reconcile-']);
+    const resumed = await waitFor(
+      'scope',
+      'held',
+      (s) => s.status?.status === 'active' && observed(s) && conditionOf(s, 'Paused') === undefined,
+    );
+    expect(computeKStatus(resumed as unknown as KStatusObject).status).toBe('Current');
   });
 
   it('kubectl wait --for=condition=Ready: done for an active scope, times out for a pending one', async () => {

@@ -10,6 +10,7 @@ import {
   type EventSink,
   type HealthReport,
   healthStatus,
+  observed,
   PHASE_TRANSITIONS,
   rfc3339,
 } from '../status.js';
@@ -51,7 +52,15 @@ export function scopeStatus(
   const scopeClass = record.scopeClass ?? previous.scopeClass;
   const classGeneration = record.scopeClassGeneration ?? previous.scopeClassGeneration;
   const inventory = record.inventory ?? previous.inventory;
-  const health = healthStatus(previous.conditions, report, scope.metadata.generation, now);
+  // While paused nothing of a changed spec is applied, so the generation observed stays the one
+  // last applied: kstatus (cli-utils pkg/kstatus/status/generic.go, checkGeneration) then says
+  // InProgress instead of Current for a change that is not there. Resumed,
+  // the reconciler sees the change and applies it.
+  const generation =
+    record.paused === true && previous.observedGeneration !== undefined
+      ? previous.observedGeneration
+      : scope.metadata.generation;
+  const health = healthStatus(previous.conditions, report, generation, now);
   return {
     status: phase,
     ...kept,
@@ -60,7 +69,13 @@ export function scopeStatus(
     ...(classGeneration !== undefined ? { scopeClassGeneration: classGeneration } : {}),
     ...(inventory !== undefined && inventory.length > 0 ? { inventory: [...inventory] } : {}),
     ...health,
-    conditions: pausedCondition(health.conditions, previous.conditions, record.paused, now),
+    conditions: pausedCondition(
+      health.conditions,
+      previous.conditions,
+      record.paused,
+      scope.metadata.generation,
+      now,
+    ),
   };
 }
 
@@ -72,6 +87,7 @@ function pausedCondition(
   conditions: Condition[],
   previous: readonly Condition[] | undefined,
   paused: boolean | undefined,
+  generation: number | undefined,
   now: Date,
 ): Condition[] {
   const without = conditions.filter((c) => c.type !== PAUSED_CONDITION);
@@ -86,6 +102,8 @@ function pausedCondition(
       reason: 'ReconcileDisabled',
       message:
         'the platform.nrn.dev/reconcile annotation is disabled: children are not applied or repaired',
+      // Of the object as it is: the annotation is metadata, which moves no generation.
+      ...observed(generation),
       lastTransitionTime: was?.lastTransitionTime ?? rfc3339(now),
     },
   ];
