@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WebhookCallSample } from './controllers/provisioners/webhook/http.js';
 import type { KubeObject, TransportStats } from './kube/index.js';
 import type { ControllerMetrics, ReconcileOutcome } from './runtime/index.js';
 
@@ -42,6 +43,7 @@ export class OperatorMetrics implements ControllerMetrics {
   private readonly errors: Counter<'controller'>;
   private readonly durations: Histogram<'controller'>;
   private readonly depth: Gauge<'controller'>;
+  private readonly webhookCalls: Histogram<'kind' | 'action' | 'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -71,6 +73,14 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller'],
       registers,
     });
+    this.webhookCalls = new Histogram({
+      name: 'nrn_webhook_call_duration_seconds',
+      help: 'Calls of the webhook provisioners to agents, by kind (Scope, Service), action (create, update, delete) and outcome (2xx, 3xx, 4xx, 5xx, timeout, error).',
+      labelNames: ['kind', 'action', 'outcome'],
+      // An agent answers in milliseconds to seconds; a call is cut at 10 s (webhook/http.ts).
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
     const self = this;
     new Gauge({
       name: 'nrn_resources',
@@ -85,6 +95,32 @@ export class OperatorMetrics implements ControllerMetrics {
             this.inc({ kind: object.kind, status: statusOf(object) });
           }
         }
+      },
+    });
+    new Gauge({
+      name: 'nrn_resources_oldest_seconds',
+      help: 'By kind and lifecycle status: how long the oldest object not paused has been in its state (Ready, Reconciling or Stalled since that condition last changed; deleting since its deletionTimestamp).',
+      labelNames: ['kind', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        const oldest = new Map<string, { kind: string; status: string; seconds: number }>();
+        for (const cache of self.observed?.caches ?? []) {
+          for (const object of cache.list()) {
+            const since = stateSince(object);
+            if (since === undefined) continue;
+            const status = statusOf(object);
+            const key = `${object.kind}\0${status}`;
+            const seconds = Math.max(0, (now - since) / 1000);
+            const held = oldest.get(key);
+            if (held === undefined || held.seconds < seconds) {
+              oldest.set(key, { kind: object.kind, status, seconds });
+            }
+          }
+        }
+        for (const { kind, status, seconds } of oldest.values())
+          this.set({ kind, status }, seconds);
       },
     });
     new Counter({
@@ -169,6 +205,40 @@ export class OperatorMetrics implements ControllerMetrics {
   queueDepth(controller: string, depth: number): void {
     this.depth.set({ controller }, depth);
   }
+
+  webhookCall(sample: WebhookCallSample): void {
+    const { kind, action, outcome } = sample;
+    this.webhookCalls.observe({ kind, action, outcome }, sample.durationMs / 1000);
+  }
+}
+
+/**
+ * When the object entered the state it is in (ms since the epoch), or undefined for one the
+ * operator leaves alone (paused): a stuck alert must not fire on a pause a person chose.
+ * healthConditions keeps exactly one of Ready, Reconciling, Stalled True, its
+ * lastTransitionTime kept across writes that do not change it (src/domain/status.ts), so a
+ * scope that goes pending, creating, updating counts from when its work began. An object not
+ * yet given conditions counts from its creation.
+ */
+function stateSince(object: KubeObject): number | undefined {
+  const conditions = (object.status as { conditions?: unknown } | undefined)?.conditions;
+  const list = Array.isArray(conditions)
+    ? (conditions as readonly { type?: unknown; status?: unknown; lastTransitionTime?: unknown }[])
+    : [];
+  if (list.some((c) => c.type === 'Paused' && c.status === 'True')) return undefined;
+  const deleting = Date.parse(object.metadata.deletionTimestamp ?? '');
+  if (!Number.isNaN(deleting)) return deleting;
+  const current = list.find(
+    (c) =>
+      (c.type === 'Ready' || c.type === 'Reconciling' || c.type === 'Stalled') &&
+      c.status === 'True',
+  );
+  const at = Date.parse(
+    typeof current?.lastTransitionTime === 'string'
+      ? current.lastTransitionTime
+      : (object.metadata.creationTimestamp ?? ''),
+  );
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /** The lifecycle value where the kind has one, else what its Ready condition says. */

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { allCrds } from './api/index.js';
 import { setupApplications } from './controllers/application/setup.js';
+import type { WebhookCallSample } from './controllers/provisioners/webhook/http.js';
 import { setupScopes } from './controllers/scope/setup.js';
 import { setupServices } from './controllers/service/index.js';
 import type { KindSetup, SetupContext } from './controllers/setup.js';
@@ -45,7 +46,11 @@ export interface OperatorOptions {
   readonly scopeClassRolloutRate?: number;
   readonly resyncMs?: number;
   /** Fed by every controller's hooks, and shown the operator's parts before it starts. */
-  readonly metrics?: ControllerMetrics & { observe?(operator: ObservedOperator): void };
+  readonly metrics?: ControllerMetrics & {
+    observe?(operator: ObservedOperator): void;
+    /** Each call a webhook provisioner made to an agent. */
+    webhookCall?(sample: WebhookCallSample): void;
+  };
 }
 
 export interface Operator {
@@ -72,6 +77,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   await ensureNamespace(kube, options.namespace);
 
   const events = new EventRecorder(kube, OPERATOR_NAME, identity, log);
+  const metrics = options.metrics;
   const context: SetupContext = {
     kube,
     log,
@@ -80,6 +86,9 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
     ...(options.scopeClassRolloutRate !== undefined
       ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
+      : {}),
+    ...(metrics?.webhookCall !== undefined
+      ? { webhookCalls: (sample: WebhookCallSample) => metrics.webhookCall?.(sample) }
       : {}),
     // No reconciler reads managedFields or kubectl's last-applied copy: the caches go without.
     informerOptions: {

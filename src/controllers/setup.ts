@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../domain/event-recorder.js';
 import type { InformerOptions, Kube, KubeObject } from '../kube/index.js';
 import type { Controller, Startable } from '../runtime/index.js';
+import type { WebhookCallObserver } from './provisioners/webhook/http.js';
 
 export interface SetupContext {
   readonly kube: Kube;
@@ -20,6 +21,8 @@ export interface SetupContext {
    * resync period): the same options, so the informers of one kind are shared (ADR 0011).
    */
   readonly informerOptions: Pick<InformerOptions, 'transform' | 'resyncMs'>;
+  /** Told of every call a webhook provisioner (scope or service) makes to an agent: metrics. */
+  readonly webhookCalls?: WebhookCallObserver;
 }
 
 export interface KindSetup {

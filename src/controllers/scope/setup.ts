@@ -54,7 +54,10 @@ export function setupScopes(context: SetupContext): KindSetup {
     classes: catalog,
     provisioners: {
       namespace: new ClassProvisioner(kube, children),
-      webhook: new ScopeWebhookProvisioner(kube, { namespace: context.namespace }),
+      webhook: new ScopeWebhookProvisioner(kube, {
+        namespace: context.namespace,
+        ...(context.webhookCalls !== undefined ? { observe: context.webhookCalls } : {}),
+      }),
     },
     rollout: new RolloutLimiter(context.scopeClassRolloutRate),
     onMissingRight: (className, right) => {

@@ -53,7 +53,10 @@ export function setupServices(
     specifications,
     schemas,
     events,
-    provisioner: new WebhookProvisioner(kube),
+    provisioner: new WebhookProvisioner(
+      kube,
+      context.webhookCalls !== undefined ? { observe: context.webhookCalls } : {},
+    ),
     digester: new SecretDigester(kube, context.namespace),
     secrets,
     ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),

@@ -7,7 +7,12 @@ import type { Kube } from '../../../kube/index.js';
 import type { Progress, ScopeProvisioner, ScopeTarget } from '../scope-provisioner.js';
 import type { ServiceProgress } from '../service-provisioner.js';
 import { callHeaders } from '../webhook/headers.js';
-import { describeFailure, post, type WebhookHttpAnswer } from '../webhook/http.js';
+import {
+  describeFailure,
+  post,
+  type WebhookCallObserver,
+  type WebhookHttpAnswer,
+} from '../webhook/http.js';
 import { interpret } from '../webhook/protocol.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -19,6 +24,8 @@ export interface ScopeWebhookOptions {
   readonly namespace: string;
   readonly timeoutMs?: number;
   readonly now?: () => Date;
+  /** Told how long each call took and how it ended (metrics). */
+  readonly observe?: WebhookCallObserver;
 }
 
 type Action = 'create' | 'delete';
@@ -94,7 +101,9 @@ export class ScopeWebhookProvisioner implements ScopeProvisioner {
     const headers = signed.headers;
     let answer: WebhookHttpAnswer;
     try {
-      answer = await post(endpoint.url, headers, body, this.timeoutMs, signal);
+      answer = await post(endpoint.url, headers, body, this.timeoutMs, signal, (outcome, ms) =>
+        this.options.observe?.({ kind: 'Scope', action, outcome, durationMs: ms }),
+      );
     } catch (error) {
       // Abandoned by the reconcile (leadership lost), not the agent's failure to answer.
       if (signal?.aborted === true) throw signal.reason;

@@ -10,7 +10,7 @@ import type {
   ServiceTarget,
 } from '../service-provisioner.js';
 import { callHeaders } from './headers.js';
-import { describeFailure, post, type WebhookHttpAnswer } from './http.js';
+import { describeFailure, post, type WebhookCallObserver, type WebhookHttpAnswer } from './http.js';
 import { interpret, webhookPayload } from './protocol.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -19,12 +19,15 @@ interface WebhookOptions {
   /** Deadline of one call, connection to last byte. */
   readonly timeoutMs?: number;
   readonly now?: () => Date;
+  /** Told how long each call took and how it ended (metrics). */
+  readonly observe?: WebhookCallObserver;
 }
 
 export class WebhookProvisioner implements ServiceProvisioner {
   readonly type = 'webhook';
   private readonly timeoutMs: number;
   private readonly now: () => Date;
+  private readonly observe: WebhookCallObserver | undefined;
 
   constructor(
     private readonly kube: Pick<Kube, 'resource'>,
@@ -32,6 +35,7 @@ export class WebhookProvisioner implements ServiceProvisioner {
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.now = options.now ?? (() => new Date());
+    this.observe = options.observe;
   }
 
   ensure(
@@ -74,7 +78,10 @@ export class WebhookProvisioner implements ServiceProvisioner {
     const headers = signed.headers;
     let answer: WebhookHttpAnswer;
     try {
-      answer = await post(endpoint.url, headers, body, this.timeoutMs, signal);
+      const { action } = target;
+      answer = await post(endpoint.url, headers, body, this.timeoutMs, signal, (outcome, ms) =>
+        this.observe?.({ kind: 'Service', action, outcome, durationMs: ms }),
+      );
     } catch (error) {
       // Abandoned by the reconcile (leadership lost), not a provider's failure to report.
       if (signal?.aborted === true) throw signal.reason;
