@@ -3,9 +3,11 @@
 // with ServerSideApply), each Ready before the next; then no difference between the folder and
 // the live objects although the operator has written status, finalizers and labels; then a
 // scope removed from the folder and pruned as the tools prune, its children going with it.
+import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Kube } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
@@ -13,6 +15,7 @@ import { kubectl, type StartedCluster, startCluster, uniqueName } from '../suppo
 import { refusalLog } from '../support/operator-identity.js';
 import { readUntil } from '../support/wait.js';
 
+const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
 const EXAMPLE = join(ROOT, 'examples/gitops');
 /** The example's own namespace (examples/gitops/platform/namespace.yaml). */
@@ -38,6 +41,7 @@ interface Live {
     annotations?: Record<string, string>;
     finalizers?: string[];
     generation?: number;
+    deletionTimestamp?: string;
   };
   status?: {
     status?: string;
@@ -57,6 +61,7 @@ describe('examples/gitops: sync order, drift and pruning', () => {
   let cluster: StartedCluster;
   let operatorKube: Kube;
   let operator: Operator;
+  let startTheOperator: () => Promise<void>;
   let work: string;
   const operatorLog = refusalLog();
 
@@ -93,13 +98,16 @@ describe('examples/gitops: sync order, drift and pruning', () => {
       kubeconfigPath: cluster.operatorKubeconfigPath,
       log: operatorLog.log,
     });
-    operator = await startOperator({
-      kube: operatorKube,
-      log: operatorLog.log,
-      namespace: opNs,
-      leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
-    });
-    await operator.manager.elector?.elected();
+    startTheOperator = async () => {
+      operator = await startOperator({
+        kube: operatorKube,
+        log: operatorLog.log,
+        namespace: opNs,
+        leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+      });
+      await operator.manager.elector?.elected();
+    };
+    await startTheOperator();
     work = await mkdtemp(join(tmpdir(), 'nrn-gitops-'));
   }, 120_000);
   afterAll(async () => {
@@ -217,5 +225,82 @@ describe('examples/gitops: sync order, drift and pruning', () => {
     expect(kept.status?.status).toBe('active');
     const diff = await kubectl(cluster, ['diff', '--server-side', '-k', layer]);
     expect(diff.code).toBe(0);
+  });
+
+  it("prunes with kubectl's own ApplySet: the service removed from the folder goes", async () => {
+    // kubectl's --prune with an ApplySet (alpha in kubectl 1.32, behind KUBECTL_APPLYSET=true;
+    // KEP-3659): the parent ConfigMap lists the group-kinds, the objects carry its id as a
+    // label, and what has the label but is no longer in the build is deleted. The nearest a
+    // plain kubectl comes to a GitOps tool's inventory.
+    const layer = join(work, 'applyset');
+    await cp(join(EXAMPLE, 'workloads'), layer, { recursive: true });
+    const applyset = (extra: string[] = []) =>
+      run(
+        'kubectl',
+        [
+          '--kubeconfig',
+          cluster.kubeconfigPath,
+          'apply',
+          '--server-side',
+          '-k',
+          layer,
+          '-n',
+          NS,
+          '--prune',
+          '--applyset=configmap/nrn-workloads',
+          ...extra,
+        ],
+        { env: { ...process.env, KUBECTL_APPLYSET: 'true' }, timeout: 60_000 },
+      );
+    await applyset();
+    const service = await get('service.platform.nrn.dev/checkout-db', NS);
+    expect(Object.keys(service.metadata.labels ?? {})).toContain('applyset.kubernetes.io/part-of');
+
+    await rm(join(layer, 'service-db.yaml'));
+    const kustomization = join(layer, 'kustomization.yaml');
+    const text = await readFile(kustomization, 'utf8');
+    await writeFile(kustomization, text.replace(/^ {2}- service-db\.yaml\n/m, ''));
+    const { stdout } = await applyset();
+    expect(stdout).toContain('service.platform.nrn.dev/checkout-db pruned');
+    // Gone once the operator has removed its finalizer.
+    await readUntil(
+      'service checkout-db gone',
+      async () => ({ gone: await gone(['service.platform.nrn.dev/checkout-db', '-n', NS]) }),
+      (r) => r.gone,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    const kept = await get('scope.platform.nrn.dev/checkout-web', NS);
+    expect(kept.status?.status).toBe('active');
+  });
+
+  it('keeps a scope pruned while the operator is down, children and all, until it runs again', async () => {
+    const scope = await get('scope.platform.nrn.dev/checkout-web', NS);
+    const inventory = scope.status?.inventory ?? [];
+    expect(inventory.length).toBeGreaterThan(0);
+    expect(await operator.stop()).toBe(true);
+
+    // The tool's delete returns at once (--wait=false: Argo CD and Flux do not block on it).
+    await k(['delete', 'scope.platform.nrn.dev/checkout-web', '-n', NS, '--wait=false']);
+    const held = await get('scope.platform.nrn.dev/checkout-web', NS);
+    expect(held.metadata.deletionTimestamp).toBeDefined();
+    expect(held.metadata.finalizers).toContain('platform.nrn.dev/scope-cleanup');
+    for (const child of inventory) expect(await gone(childArgs(child))).toBe(false);
+
+    await startTheOperator();
+    await readUntil(
+      'scope checkout-web gone',
+      async () => ({ gone: await gone(['scope.platform.nrn.dev/checkout-web', '-n', NS]) }),
+      (r) => r.gone,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    for (const child of inventory) {
+      const args = childArgs(child);
+      await readUntil(
+        `${args.join(' ')} gone`,
+        async () => ({ gone: await gone(args) }),
+        (r) => r.gone,
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
+    }
   });
 });
