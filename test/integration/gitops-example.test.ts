@@ -2,7 +2,9 @@
 // the operator running: the layers applied in their order (server-side, as both tools apply
 // with ServerSideApply), each Ready before the next; then no difference between the folder and
 // the live objects although the operator has written status, finalizers and labels; then a
-// scope removed from the folder and pruned as the tools prune, its children going with it.
+// scope removed from the folder and pruned as the tools prune, its children going with it (also
+// with kubectl's ApplySet, and while the operator is down); and, against `nrn-operator local`
+// with its admission webhook, a bad manifest in a commit refused at apply.
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,8 @@ import { connect, type Kube } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import { kubectl, type StartedCluster, startCluster, uniqueName } from '../support/cluster.js';
 import { refusalLog } from '../support/operator-identity.js';
-import { readUntil } from '../support/wait.js';
+import { startLocalProcess, terminate } from '../support/operator-processes.js';
+import { sleep } from '../support/wait.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
@@ -86,6 +89,15 @@ describe('examples/gitops: sync order, drift and pruning', () => {
     if (result.code === 0) return false;
     if (/NotFound|not found/.test(result.stderr)) return true;
     throw new Error(`kubectl get ${args.join(' ')}: ${result.stderr}`);
+  };
+
+  /** Polls until the API server says NotFound: deletions finish in the background. */
+  const untilGone = async (args: string[], timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await gone(args))) {
+      if (Date.now() > deadline) throw new Error(`${args.join(' ')} still there`);
+      await sleep(200);
+    }
   };
 
   beforeAll(async () => {
@@ -209,15 +221,7 @@ describe('examples/gitops: sync order, drift and pruning', () => {
     for (const child of inventory) {
       const args = childArgs(child);
       // The namespace goes once emptied (the namespace controller's own finalizer).
-      await readUntil(
-        `${args.join(' ')} gone`,
-        async () => ({ gone: await gone(args) }),
-        (r) => r.gone,
-        {
-          timeoutMs: 30_000,
-          intervalMs: 200,
-        },
-      );
+      await untilGone(args);
     }
 
     // The rest stays as it was: the scope left in Git is active and the folder still matches.
@@ -263,12 +267,7 @@ describe('examples/gitops: sync order, drift and pruning', () => {
     const { stdout } = await applyset();
     expect(stdout).toContain('service.platform.nrn.dev/checkout-db pruned');
     // Gone once the operator has removed its finalizer.
-    await readUntil(
-      'service checkout-db gone',
-      async () => ({ gone: await gone(['service.platform.nrn.dev/checkout-db', '-n', NS]) }),
-      (r) => r.gone,
-      { timeoutMs: 30_000, intervalMs: 200 },
-    );
+    await untilGone(['service.platform.nrn.dev/checkout-db', '-n', NS]);
     const kept = await get('scope.platform.nrn.dev/checkout-web', NS);
     expect(kept.status?.status).toBe('active');
   });
@@ -287,20 +286,83 @@ describe('examples/gitops: sync order, drift and pruning', () => {
     for (const child of inventory) expect(await gone(childArgs(child))).toBe(false);
 
     await startTheOperator();
-    await readUntil(
-      'scope checkout-web gone',
-      async () => ({ gone: await gone(['scope.platform.nrn.dev/checkout-web', '-n', NS]) }),
-      (r) => r.gone,
-      { timeoutMs: 30_000, intervalMs: 200 },
-    );
+    await untilGone(['scope.platform.nrn.dev/checkout-web', '-n', NS]);
     for (const child of inventory) {
       const args = childArgs(child);
-      await readUntil(
-        `${args.join(' ')} gone`,
-        async () => ({ gone: await gone(args) }),
-        (r) => r.gone,
-        { timeoutMs: 30_000, intervalMs: 200 },
-      );
+      await untilGone(args);
     }
+  });
+});
+
+describe('examples/gitops: the admission webhook in a sync (nrn-operator local)', () => {
+  let local: Awaited<ReturnType<typeof startLocalProcess>> | undefined;
+  let dir: string | undefined;
+  afterAll(async () => {
+    if (local !== undefined) await terminate(local.child);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses the bad manifest a commit adds, at apply, and leaves the rest of the layer as it was', {
+    timeout: 120_000,
+  }, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nrn-gitops-webhook-'));
+    // `local` registers its webhook (failurePolicy Ignore there) and installs the CRDs.
+    local = await startLocalProcess(join(dir, 'data'), ['--no-facade']);
+    const kubeconfig = local.kubeconfigPath;
+    const kc = async (args: string[]) => {
+      try {
+        const { stdout, stderr } = await run('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+          timeout: 60_000,
+        });
+        return { code: 0, stdout, stderr };
+      } catch (error) {
+        const e = error as { code?: number; stdout?: string; stderr?: string };
+        return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+      }
+    };
+    for (const layer of LAYERS) {
+      expect((await kc(['apply', '--server-side', '-k', join(EXAMPLE, layer)])).code).toBe(0);
+    }
+    const waited = await kc([
+      'wait',
+      '--for=condition=Ready',
+      '--timeout=60s',
+      'scopes.platform.nrn.dev',
+      '--all',
+      '-n',
+      NS,
+    ]);
+    expect(waited.code).toBe(0);
+
+    // The commit: a second scope whose name makes the slug checkout-web already holds.
+    const layer = join(dir, 'workloads');
+    await cp(join(EXAMPLE, 'workloads'), layer, { recursive: true });
+    await writeFile(
+      join(layer, 'scope-copy.yaml'),
+      (await readFile(join(layer, 'scope-web.yaml'), 'utf8')).replace(
+        'name: checkout-web',
+        'name: checkout-web-copy',
+      ),
+    );
+    const kustomization = join(layer, 'kustomization.yaml');
+    await writeFile(
+      kustomization,
+      (await readFile(kustomization, 'utf8')).replace(
+        '  - service-db.yaml\n',
+        '  - service-db.yaml\n  - scope-copy.yaml\n',
+      ),
+    );
+    const sync = await kc(['apply', '--server-side', '-k', layer]);
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain(
+      'admission webhook "validate.platform.nrn.dev" denied the request: spec.name: slug checkout-web is already used by scope team-a/checkout-web',
+    );
+    // Nothing refused is stored; what was already right stays applied and active.
+    const copy = await kc(['get', 'scope.platform.nrn.dev/checkout-web-copy', '-n', NS]);
+    expect(copy.stderr).toContain('NotFound');
+    const kept = JSON.parse(
+      (await kc(['get', 'scope.platform.nrn.dev/checkout-web', '-n', NS, '-o', 'json'])).stdout,
+    ) as Live;
+    expect(kept.status?.status).toBe('active');
   });
 });
