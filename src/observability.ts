@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { WebhookCallSample } from './controllers/provisioners/webhook/http.js';
-import type { KubeObject, TransportStats } from './kube/index.js';
+import type { KubeObject, RequestSample, TransportStats } from './kube/index.js';
 import type { ControllerMetrics, ReconcileOutcome } from './runtime/index.js';
 
 export const DEFAULT_METRICS_HOST = '127.0.0.1';
@@ -44,6 +44,7 @@ export class OperatorMetrics implements ControllerMetrics {
   private readonly durations: Histogram<'controller'>;
   private readonly depth: Gauge<'controller'>;
   private readonly webhookCalls: Histogram<'kind' | 'action' | 'outcome'>;
+  private readonly kubeRequests: Histogram<'method' | 'outcome'>;
 
   constructor() {
     const registers = [this.registry];
@@ -79,6 +80,14 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['kind', 'action', 'outcome'],
       // An agent answers in milliseconds to seconds; a call is cut at 10 s (webhook/http.ts).
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.kubeRequests = new Histogram({
+      name: 'nrn_kube_api_request_duration_seconds',
+      help: 'Requests to the API server (not watches) by method and outcome (2xx, 3xx, 4xx, 5xx, error).',
+      labelNames: ['method', 'outcome'],
+      // A healthy API server answers in milliseconds; a request is cut at 30 s (kube/transport.ts).
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
     const self = this;
@@ -204,6 +213,11 @@ export class OperatorMetrics implements ControllerMetrics {
 
   queueDepth(controller: string, depth: number): void {
     this.depth.set({ controller }, depth);
+  }
+
+  kubeRequest(sample: RequestSample): void {
+    const { method, outcome } = sample;
+    this.kubeRequests.observe({ method, outcome }, sample.durationMs / 1000);
   }
 
   webhookCall(sample: WebhookCallSample): void {

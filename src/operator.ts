@@ -19,6 +19,7 @@ import {
   type Kube,
   leanObject,
   Namespaces,
+  type RequestSample,
 } from './kube/index.js';
 import type { ObservedOperator } from './observability.js';
 import { type ControllerMetrics, Manager, type Runnable } from './runtime/index.js';
@@ -50,6 +51,8 @@ export interface OperatorOptions {
     observe?(operator: ObservedOperator): void;
     /** Each call a webhook provisioner made to an agent. */
     webhookCall?(sample: WebhookCallSample): void;
+    /** Each request to the API server (of every user of `kube`: the facade's too). */
+    kubeRequest?(sample: RequestSample): void;
   };
 }
 
@@ -139,9 +142,28 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       leading: () => manager.leading,
     });
   }
-  await manager.start();
+  const unobserve =
+    metrics?.kubeRequest !== undefined
+      ? kube.observeRequests((sample) => metrics.kubeRequest?.(sample))
+      : undefined;
+  try {
+    await manager.start();
+  } catch (error) {
+    unobserve?.();
+    throw error;
+  }
   log.info({ identity, namespace: options.namespace }, 'operator started');
-  return { manager, identity, stop: () => manager.stop() };
+  return {
+    manager,
+    identity,
+    stop: async () => {
+      try {
+        return await manager.stop();
+      } finally {
+        unobserve?.();
+      }
+    },
+  };
 }
 
 async function ensureNamespace(kube: Kube, name: string): Promise<void> {

@@ -44,4 +44,4 @@ export {
   type RestMapping,
 } from './rest-mapper.js';
 export type { ReviewAttributes, ReviewedUser, Reviews } from './reviews.js';
-export type { TransportStats } from './transport.js';
+export type { RequestSample, TransportStats } from './transport.js';

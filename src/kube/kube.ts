@@ -7,7 +7,7 @@ import { Informer, type InformerOptions } from './informer.js';
 import { RestMapper } from './rest-mapper.js';
 import { type Reviews, reviewsOver } from './reviews.js';
 import { SharedInformers } from './shared.js';
-import { Transport, type TransportStats } from './transport.js';
+import { type RequestSample, Transport, type TransportStats } from './transport.js';
 
 export interface ConnectOptions {
   readonly log: Logger;
@@ -26,6 +26,8 @@ export interface Kube {
   readonly namespace: string | undefined;
   /** Requests and TCP connections so far: keep-alive keeps connections near the watch count. */
   readonly stats: TransportStats;
+  /** Calls `observer` after each request (not watches) until the returned function is called. */
+  observeRequests(observer: (sample: RequestSample) => void): () => void;
   resource<Spec, Status>(type: ResourceType<Spec, Status>): ResourceClient<Spec, Status>;
   /**
    * List+watch of a kind into a cache. Asked again for the same kind and options (without a
@@ -62,6 +64,7 @@ export async function connect(options: ConnectOptions): Promise<Kube> {
     server: transport.server,
     namespace: access.namespace,
     stats: transport.stats,
+    observeRequests: (observer) => transport.observeRequests(observer),
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),
     mapper: new RestMapper(transport),

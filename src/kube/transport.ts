@@ -1,7 +1,7 @@
 // HTTP to one API server: keep-alive connection pools, one for requests and one for watches
 // (undici: about a third less CPU per request than node:https), auth headers from the
-// kubeconfig, JSON bodies, typed errors, per-request deadlines, and newline-delimited JSON
-// watch streams.
+// kubeconfig, JSON bodies, typed errors, per-request deadlines, newline-delimited JSON watch
+// streams, and what each request took, for whoever observes them (metrics).
 import { type ConnectionOptions, createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import { type Dispatcher, Pool } from 'undici';
@@ -30,6 +30,15 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
   /** A success's answer is not wanted: it is not parsed, and request() resolves undefined. */
   readonly discardAnswer?: boolean;
+}
+
+/** One request answered or failed (watches are not: they last minutes by design). */
+export interface RequestSample {
+  readonly method: HttpMethod;
+  /** The answer's status class, or `error` when none came (a deadline, a closed connection). */
+  readonly outcome: '2xx' | '3xx' | '4xx' | '5xx' | 'error';
+  /** From sending to the whole answer read, a retry on a stale pooled connection included. */
+  readonly durationMs: number;
 }
 
 export interface WatchEvent {
@@ -88,6 +97,7 @@ export class Transport {
   private cachedUntil = 0;
   private refreshing: Promise<Record<string, string>> | undefined;
   private closed = false;
+  private readonly observers = new Set<(sample: RequestSample) => void>();
 
   private constructor(
     private readonly access: ClusterAccess,
@@ -129,6 +139,12 @@ export class Transport {
     return this.base.href;
   }
 
+  /** Calls `observer` after each request (not watches) until the returned function is called. */
+  observeRequests(observer: (sample: RequestSample) => void): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
   /** Sends one request and parses its JSON answer; errors are KubeApiError or KubeTransportError. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const body =
@@ -145,7 +161,10 @@ export class Transport {
     if (body !== undefined) {
       headers['Content-Type'] = options.contentType ?? 'application/json';
     }
-    const response = await this.send(options, headers, body, true);
+    const response =
+      this.observers.size === 0
+        ? await this.send(options, headers, body, true)
+        : await this.sendObserved(options, headers, body);
     if (options.discardAnswer === true && response.status < 400) return undefined as T;
     const parsed = parseJson(response.body);
     if (response.status >= 400) {
@@ -221,6 +240,27 @@ export class Transport {
     this.pool.destroy().catch(ignore);
     this.watches.destroy().catch(ignore);
     this.access.close();
+  }
+
+  private async sendObserved(
+    options: RequestOptions,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+  ): Promise<Response> {
+    const started = performance.now();
+    const tell = (outcome: RequestSample['outcome']) => {
+      const sample = { method: options.method, outcome, durationMs: performance.now() - started };
+      for (const observer of this.observers) observer(sample);
+    };
+    try {
+      const response = await this.send(options, headers, body, true);
+      tell(statusClass(response.status));
+      return response;
+    } catch (error) {
+      // The caller gave up (its signal): that says nothing of the API server.
+      if (options.signal?.aborted !== true) tell('error');
+      throw error;
+    }
   }
 
   private async send(
@@ -467,4 +507,11 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+function statusClass(status: number): RequestSample['outcome'] {
+  if (status < 300) return '2xx';
+  if (status < 400) return '3xx';
+  if (status < 500) return '4xx';
+  return '5xx';
 }

@@ -279,7 +279,8 @@ describe('deploy/monitoring: alerts and dashboard over the operator’s own metr
       const done =
         shown('nrn_resources_oldest_seconds', { kind: 'Scope', status: 'active' }) &&
         shown('nrn_resources_oldest_seconds', { kind: 'Service', status: 'active' }) &&
-        shown('nrn_webhook_call_duration_seconds_count', { kind: 'Service', outcome: '2xx' });
+        shown('nrn_webhook_call_duration_seconds_count', { kind: 'Service', outcome: '2xx' }) &&
+        shown('nrn_kube_api_request_duration_seconds_count', { method: 'PATCH', outcome: '2xx' });
       if (done || Date.now() > deadline) break;
       await sleep(50);
     }
@@ -301,7 +302,12 @@ describe('deploy/monitoring: alerts and dashboard over the operator’s own metr
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it('exports how long webhook calls took, and how long the oldest object has been in its state', () => {
+  it('exports how long webhook calls and API requests took, and how long the oldest object has been in its state', () => {
+    const answered = samples.filter(
+      (s) => s.name === 'nrn_kube_api_request_duration_seconds_count' && s.labels.outcome === '2xx',
+    );
+    expect(answered.map((s) => s.labels.method)).toEqual(expect.arrayContaining(['GET', 'PATCH']));
+    expect(answered.every((s) => s.value > 0)).toBe(true);
     const call = samples.find(
       (s) =>
         s.name === 'nrn_webhook_call_duration_seconds_count' &&
