@@ -81,8 +81,10 @@ describe('webhook call metrics', () => {
 
   it('reports nothing for a call the reconcile abandoned', async () => {
     const abandon = new AbortController();
+    const held = hanging.length;
     const pending = call(`${base}/hang`, 5_000, abandon.signal);
-    while (hanging.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    // Abandoned once the agent holds it: in flight, not still connecting.
+    while (hanging.length === held) await new Promise((resolve) => setImmediate(resolve));
     abandon.abort(new Error('leadership lost'));
     expect(await pending).toEqual({ reported: [], threw: true });
   });
