@@ -13,7 +13,6 @@ export const NRN_LABEL = `${LABEL_PREFIX}/nrn`;
 export const NRN_ANNOTATION = `${LABEL_PREFIX}/nrn`;
 /** On what the operator makes for a scope: the scope's `namespace/name`, exactly. */
 export const SCOPE_ANNOTATION = `${LABEL_PREFIX}/scope`;
-export const SPEC_HASH_ANNOTATION = `${LABEL_PREFIX}/spec-hash`;
 /**
  * On a Scope or Service: a new value asks a `failed` one to try again. The value acted on is
  * recorded in `status.observedRetry` (the annotation is left in place, so a GitOps tool that
@@ -45,7 +44,13 @@ export function slugify(text: string, max = MAX_SLUG): string {
 }
 
 export function shortHash(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
+  // Hex of only the bytes needed: a slice of the whole digest's hex would be a V8 sliced string
+  // that keeps all 64 characters alive for as long as the hash is held (one per child object).
+  const hex = createHash('sha256')
+    .update(text)
+    .digest()
+    .toString('hex', 0, Math.ceil(length / 2));
+  return hex.length === length ? hex : hex.slice(0, length);
 }
 
 /**

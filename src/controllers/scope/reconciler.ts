@@ -56,7 +56,6 @@ import {
   writeScopeStatus,
 } from '../../domain/scopes/index.js';
 import {
-  canonical,
   canonicallyEqual,
   condition,
   type HealthReport,
@@ -118,6 +117,15 @@ const STICKY_FAILURES = new Set([
 ]);
 /** Renders kept (see ScopeReconciler.renders): 1,024 cost ~20 MiB with a five-resource class. */
 const MAX_KEPT_RENDERS = 128;
+/** What a render reads: the same inputs render the same children. */
+interface RenderInputs {
+  readonly uid: string | undefined;
+  readonly generation: number | undefined;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly identity: Identity;
+  readonly class: readonly [string | undefined, number | undefined];
+  readonly app: readonly [string, string | undefined, string] | undefined;
+}
 /** A right granted later brings no event: a scope refused one looks again this often. */
 const FORBIDDEN_RETRY_MS = 30_000;
 
@@ -171,7 +179,7 @@ export class ScopeReconciler {
    * bounded few, since a render costs tens of microseconds and every scope's would cost
    * kilobytes kept for as long as it lives.
    */
-  private readonly renders = new Map<string, { fingerprint: string; rendered: Rendered }>();
+  private readonly renders = new Map<string, { fingerprint: RenderInputs; rendered: Rendered }>();
 
   constructor(private readonly options: ScopeReconcilerOptions) {
     this.client = options.kube.resource(RawScopes) as ResourceClient<unknown, ScopeStatus>;
@@ -446,16 +454,17 @@ export class ScopeReconciler {
   ): Rendered {
     const app = applicationById(this.options.applications, spec.application_id)?.spec;
     const labels = scope.metadata.labels ?? {};
-    const fingerprint = canonical({
+    // Compared field by field, not as a canonical string: this runs on every reconcile.
+    const fingerprint: RenderInputs = {
       uid: scope.metadata.uid,
       generation: scope.metadata.generation,
       labels,
       identity,
       class: [scopeClass.metadata.uid, scopeClass.metadata.generation],
       app: app !== undefined ? [app.name, app.slug, app.nrn] : undefined,
-    });
+    };
     const known = this.renders.get(key);
-    if (known !== undefined && known.fingerprint === fingerprint) {
+    if (known !== undefined && canonicallyEqual(known.fingerprint, fingerprint)) {
       // Most recently used last: the oldest goes first.
       this.renders.delete(key);
       this.renders.set(key, known);

@@ -15,11 +15,8 @@ import {
   SCOPE_NAME_LABEL,
   SCOPE_NAMESPACE_LABEL,
   SCOPE_UID_LABEL,
-  SPEC_HASH_ANNOTATION,
-  shortHash,
 } from '../names.js';
 import type { Identity } from '../scopes/index.js';
-import { canonical } from '../status.js';
 import {
   type CompiledTemplate,
   compileTemplate,
@@ -242,7 +239,7 @@ function stamper(facts: ScopeFacts): (manifest: Manifest) => Manifest {
   };
   return (manifest) => {
     const metadata = manifest.metadata;
-    const stamped: Manifest = {
+    return {
       ...manifest,
       metadata: {
         ...metadata,
@@ -250,10 +247,6 @@ function stamper(facts: ScopeFacts): (manifest: Manifest) => Manifest {
         annotations: { ...metadata.annotations, ...annotations },
       },
     };
-    // What the operator last meant the object to be: a change of it is an update to apply.
-    const hash = shortHash(canonical(stamped), 16);
-    (stamped.metadata.annotations as Record<string, string>)[SPEC_HASH_ANNOTATION] = hash;
-    return stamped;
   };
 }
 
