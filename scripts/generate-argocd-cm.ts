@@ -1,7 +1,7 @@
 // Writes deploy/argocd/argocd-cm.yaml: the argocd-cm ConfigMap patch that carries each kind's
 // health check (deploy/argocd/resource_customizations/platform.nrn.dev/<Kind>/health.lua, Argo
 // CD's own layout) under the key Argo CD reads, resource.customizations.health.<group>_<kind>
-// (argo-cd docs/operator-manual/health.md). The .lua files are the source; `npm run generate`
+// (https://github.com/argoproj/argo-cd/blob/master/docs/operator-manual/health.md). The .lua files are the source; `npm run generate`
 // runs this, and test/unit/argocd-health.test.ts fails when the ConfigMap says something else.
 //
 // Usage: npx tsx scripts/generate-argocd-cm.ts [--check]
