@@ -20,6 +20,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The status page's files (GET /ui): served as they are, nothing to build.
+COPY ui ./ui
 # Numeric, so that the kubelet can check runAsNonRoot (the image's `node` user is uid 1000).
 USER 1000:1000
 EXPOSE 8080 8081

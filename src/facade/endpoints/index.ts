@@ -4,5 +4,12 @@ import { createScope } from './create-scope/index.js';
 import type { Endpoint } from './endpoint.js';
 import { getScope } from './get-scope/index.js';
 import { listServices } from './list-services/index.js';
+import { uiAsset, uiPage } from './ui/index.js';
 
-export const ENDPOINTS: readonly Endpoint[] = [listServices, createScope, getScope];
+export const ENDPOINTS: readonly Endpoint[] = [
+  listServices,
+  createScope,
+  getScope,
+  uiPage,
+  uiAsset,
+];

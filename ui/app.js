@@ -1,0 +1,553 @@
+// The status page: the token form, the filters (mirrored in the URL hash, never the token),
+// the NRN tree with counts, one page of scopes and services from the server, a detail view, and
+// live updates from GET /watch applied once per animation frame. Nothing here walks every
+// resource: the server pages and counts; an event touches at most the row it names, and
+// anything else is a throttled refetch of one page and the tree.
+import {
+  facadeRoot,
+  forgetToken,
+  getJson,
+  query,
+  setToken,
+  token,
+  Unauthenticated,
+} from './api.js';
+import { openStream } from './sse.js';
+
+const PAGE_SIZE = 100;
+const REFETCH_MS = 1000; // at most one refetch of the page and the tree per this, however busy
+const FILTERS = ['nrn', 'kind', 'type', 'status', 'q'];
+
+const $ = (id) => document.getElementById(id);
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+// --- state -------------------------------------------------------------------------------
+
+const state = {
+  filters: {},
+  detail: undefined, // {kind, namespace, name}
+  cursors: [], // the cursor of each page before the current one
+  cursor: undefined,
+  rows: new Map(), // key → <tr> of the current page
+  pending: new Map(), // key → latest event not yet applied
+  frame: 0,
+  stream: undefined,
+  refetchTimer: 0,
+  refetchDirty: { page: false, tree: false, detail: false },
+};
+
+const keyOf = (r) => `${r.kind}/${r.namespace}/${r.name}`;
+
+// --- the hash: filters and the resource shown ---------------------------------------------
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const filters = {};
+  for (const name of FILTERS) {
+    const value = params.get(name);
+    if (value) filters[name] = value.slice(0, 512);
+  }
+  const detail = params.get('detail');
+  const parts = detail?.split('/');
+  return {
+    filters,
+    detail:
+      parts?.length === 3 && (parts[0] === 'scope' || parts[0] === 'service')
+        ? { kind: parts[0], namespace: parts[1], name: parts[2] }
+        : undefined,
+  };
+}
+
+function hashOf(filters, detail) {
+  const params = new URLSearchParams();
+  for (const name of FILTERS) if (filters[name]) params.set(name, filters[name]);
+  if (detail) params.set('detail', `${detail.kind}/${detail.namespace}/${detail.name}`);
+  return `#${params.toString()}`;
+}
+
+function navigate(filters, detail) {
+  const next = hashOf(filters, detail);
+  if (next === location.hash || (next === '#' && location.hash === '')) onHash();
+  else location.hash = next;
+}
+
+// --- status words -------------------------------------------------------------------------
+
+const SYMBOL = {
+  active: '✓',
+  failed: '✗',
+  stalled: '✗',
+  paused: '⏸',
+  pending: '…',
+  creating: '↻',
+  updating: '↻',
+  deleting: '⌫',
+};
+
+/** What the page calls a resource's state: stalled and paused before the lifecycle value. */
+function shownStatus(r) {
+  if (r.stalled) return 'stalled';
+  if (r.paused) return 'paused';
+  return r.status || 'unknown';
+}
+
+function statusCell(r) {
+  const word = shownStatus(r);
+  const extra = [r.reconciling && word !== 'pending' ? 'reconciling' : '', r.stale ? 'stale' : '']
+    .filter(Boolean)
+    .join(', ');
+  return h(
+    'td',
+    { class: `status status-${word}` },
+    h('span', { 'aria-hidden': 'true' }, `${SYMBOL[word] ?? '?'} `),
+    word,
+    extra ? ` (${extra})` : '',
+  );
+}
+
+function countsText(counts) {
+  const part = (label, byStatus) => {
+    const entries = Object.entries(byStatus ?? {}).filter(([, n]) => n > 0);
+    const total = entries.reduce((sum, [, n]) => sum + n, 0);
+    if (total === 0) return `${label}: none`;
+    entries.sort(([a], [b]) => (a === 'failed' ? -1 : b === 'failed' ? 1 : a.localeCompare(b)));
+    return `${label}: ${total} (${entries.map(([s, n]) => `${n} ${s}`).join(', ')})`;
+  };
+  return `${part('Scopes', counts?.scope)}. ${part('Services', counts?.service)}.`;
+}
+
+// --- the list -----------------------------------------------------------------------------
+
+function row(r) {
+  const link = h(
+    'a',
+    {
+      href: hashOf(state.filters, r),
+      'aria-label': `${r.kind} ${r.name}: details`,
+    },
+    r.slug && r.slug !== r.name ? `${r.name} (${r.slug})` : r.name,
+  );
+  return h(
+    'tr',
+    { 'data-key': keyOf(r) },
+    statusCell(r),
+    h('td', {}, r.kind),
+    h('td', {}, link),
+    h('td', {}, r.type ?? ''),
+    h('td', { class: 'nrn' }, r.nrn ?? ''),
+    h('td', { class: 'reason' }, [r.reason, r.message].filter(Boolean).join(': ')),
+    h('td', {}, r.since ? h('time', { datetime: r.since }, r.since.replace('T', ' ')) : ''),
+  );
+}
+
+async function loadPage() {
+  const page = await getJson(
+    `status/resources${query(state.filters, { limit: PAGE_SIZE, cursor: state.cursor })}`,
+  );
+  const body = $('list-body');
+  const rows = new Map();
+  const fresh = page.results.map((r) => {
+    const tr = row(r);
+    rows.set(keyOf(r), tr);
+    return tr;
+  });
+  body.replaceChildren(...fresh);
+  state.rows = rows;
+  const first = state.cursors.length * PAGE_SIZE;
+  $('list-caption').textContent =
+    page.results.length === 0
+      ? 'Nothing matches the filters.'
+      : `${first + 1}–${first + page.results.length} of ${page.total}`;
+  state.nextCursor = page.next_cursor;
+  $('next-page').disabled = page.next_cursor === undefined;
+  $('first-page').disabled = state.cursor === undefined;
+}
+
+// --- the tree -----------------------------------------------------------------------------
+
+const parentOf = (nrn) => {
+  const at = nrn.lastIndexOf(':');
+  return at < 0 ? '' : nrn.slice(0, at);
+};
+
+function nodeCounts(counts) {
+  const failed = (counts?.scope?.failed ?? 0) + (counts?.service?.failed ?? 0);
+  const total = [counts?.scope, counts?.service]
+    .flatMap((c) => Object.values(c ?? {}))
+    .reduce((sum, n) => sum + n, 0);
+  return failed > 0 ? `${total}, ${failed} failed` : `${total}`;
+}
+
+async function loadTree() {
+  const tree = await getJson(`status/tree${query(state.filters)}`);
+  $('counts').textContent = countsText(tree.counts);
+  const lists = new Map([['', h('ul')]]);
+  const item = (node) => {
+    const current = state.filters.nrn === node.nrn;
+    const li = h(
+      'li',
+      {},
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-current': current ? 'true' : undefined,
+          onclick: () => navigate({ ...state.filters, nrn: node.nrn }, undefined),
+        },
+        `${node.level} ${node.name ?? node.nrn.slice(node.nrn.lastIndexOf('=') + 1)}`,
+      ),
+      ' ',
+      h('span', { class: 'counts' }, `(${nodeCounts(node.counts)})`),
+    );
+    const children = h('ul');
+    lists.set(node.nrn, children);
+    li.append(children);
+    return li;
+  };
+  // The server lists parents before children (a prefix sorts first); a node whose parent is
+  // filtered away hangs from the root.
+  const nodes = [...tree.nodes].sort((a, b) => a.nrn.length - b.nrn.length);
+  for (const node of nodes) {
+    const li = item(node);
+    (lists.get(parentOf(node.nrn)) ?? lists.get('')).append(li);
+  }
+  for (const list of lists.values())
+    if (list.childElementCount === 0 && list !== lists.get('')) list.remove();
+  const root = lists.get('');
+  $('tree-body').replaceChildren(
+    root.childElementCount > 0 ? root : h('p', {}, 'No applications.'),
+  );
+}
+
+// --- the detail ---------------------------------------------------------------------------
+
+function table(caption, headers, rows) {
+  if (rows.length === 0) return h('p', {}, `${caption}: none.`);
+  return h(
+    'table',
+    {},
+    h('caption', {}, caption),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((t) => h('th', { scope: 'col' }, t)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((cells) =>
+        h(
+          'tr',
+          {},
+          cells.map((c) => h('td', {}, c ?? '')),
+        ),
+      ),
+    ),
+  );
+}
+
+async function loadDetail(focus) {
+  const d = state.detail;
+  const section = $('detail');
+  if (d === undefined) {
+    section.hidden = true;
+    return;
+  }
+  let body;
+  try {
+    body = await getJson(
+      `status/resources/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.namespace)}/${encodeURIComponent(d.name)}`,
+    );
+  } catch (error) {
+    if (error instanceof Unauthenticated) throw error;
+    section.hidden = false;
+    $('detail-heading').textContent = `${d.kind} ${d.name}`;
+    $('detail-body').replaceChildren(h('p', { class: 'error' }, error.message));
+    return;
+  }
+  const s = body.summary;
+  $('detail-heading').textContent = `${s.kind} ${s.name}`;
+  const fields = [
+    ['Status', statusCell(s).textContent.replace(/^\S+ /, '')],
+    ['Namespace', s.namespace],
+    ['NRN', s.nrn],
+    ['Type', s.type],
+    ['Id', s.id],
+    ['Slug', s.slug],
+    ['Application', s.application_id],
+    ['Reason', s.reason],
+    ['Message', s.message],
+    ['Since', s.since],
+  ].filter(([, v]) => v !== undefined && v !== '');
+  const messages = (body.messages ?? []).map((m) =>
+    typeof m === 'string'
+      ? m
+      : [m.level, m.message ?? JSON.stringify(m)].filter(Boolean).join(': '),
+  );
+  $('detail-body').replaceChildren(
+    h(
+      'dl',
+      {},
+      fields.map(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))]),
+    ),
+    h('h3', {}, 'Conditions'),
+    table(
+      'Conditions',
+      ['Type', 'Status', 'Reason', 'Message', 'Since'],
+      (body.conditions ?? []).map((c) => [
+        c.type,
+        c.status,
+        c.reason,
+        c.message,
+        c.lastTransitionTime,
+      ]),
+    ),
+    h('h3', {}, 'Messages'),
+    messages.length === 0
+      ? h('p', {}, 'No messages.')
+      : h(
+          'ul',
+          {},
+          messages.map((m) => h('li', {}, m)),
+        ),
+    h('h3', {}, 'Children'),
+    (body.children ?? []).length === 0
+      ? h('p', {}, 'No children.')
+      : h(
+          'ul',
+          {},
+          body.children.map((c) =>
+            h(
+              'li',
+              {},
+              `${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name} (${c.apiVersion})`,
+            ),
+          ),
+        ),
+    h('h3', {}, 'Last events'),
+    table(
+      'Events, newest first',
+      ['Type', 'Reason', 'Message', 'Count', 'Last seen', 'Source'],
+      (body.events ?? []).map((e) => [e.type, e.reason, e.message, e.count, e.last_seen, e.source]),
+    ),
+  );
+  section.hidden = false;
+  if (focus) $('detail-heading').focus();
+}
+
+// --- live updates -------------------------------------------------------------------------
+
+function scheduleRefetch(parts) {
+  Object.assign(state.refetchDirty, parts);
+  if (state.refetchTimer !== 0) return;
+  state.refetchTimer = setTimeout(() => {
+    state.refetchTimer = 0;
+    const dirty = state.refetchDirty;
+    state.refetchDirty = { page: false, tree: false, detail: false };
+    const calls = [];
+    if (dirty.page) calls.push(loadPage());
+    if (dirty.tree) calls.push(loadTree());
+    if (dirty.detail) calls.push(loadDetail(false));
+    Promise.all(calls).catch(failed);
+  }, REFETCH_MS);
+}
+
+function applyPending() {
+  state.frame = 0;
+  const events = state.pending;
+  state.pending = new Map();
+  let unseen = false;
+  let detail = false;
+  for (const [key, event] of events) {
+    const tr = state.rows.get(key);
+    if (state.detail !== undefined && key === keyOf(state.detail)) detail = true;
+    if (tr === undefined) {
+      unseen = true;
+    } else if (event.type === 'delete') {
+      tr.remove();
+      state.rows.delete(key);
+      unseen = true; // the page has a free place a later resource fills
+    } else {
+      const next = row(event.data);
+      tr.replaceWith(next);
+      state.rows.set(key, next);
+      // A change into or out of failure moves it across the order: the server re-sorts.
+      if (shownStatus(event.data) !== tr.firstChild?.textContent?.split(' ')[1]) unseen = true;
+    }
+  }
+  scheduleRefetch({ tree: true, page: unseen, detail });
+}
+
+function onStreamEvent(type, data) {
+  if (type === 'ready') {
+    if (!state.resumed) refetchAll();
+    state.resumed = true;
+    return;
+  }
+  if (type === 'reset') {
+    refetchAll();
+    return;
+  }
+  if (type !== 'upsert' && type !== 'delete') return;
+  let parsed;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return;
+  }
+  state.pending.set(keyOf(parsed), { type, data: parsed });
+  if (state.frame === 0) state.frame = requestAnimationFrame(applyPending);
+}
+
+function openLive() {
+  state.stream?.stop();
+  state.resumed = false;
+  const url = new URL(`watch${query(state.filters)}`, facadeRoot());
+  const shown = $('connection');
+  state.stream = openStream({
+    url,
+    token,
+    onEvent: onStreamEvent,
+    onState: (s, delay) => {
+      if (s === 'unauthenticated') {
+        forgetToken();
+        showLogin('The token was refused.');
+        return;
+      }
+      if (s === 'unavailable') {
+        shown.textContent = 'Live updates unavailable';
+        refetchAll();
+        return;
+      }
+      shown.textContent =
+        s === 'live'
+          ? 'Live'
+          : s === 'waiting'
+            ? `Disconnected; reconnecting in ${Math.round(delay / 1000)} s`
+            : 'Connecting…';
+    },
+  });
+}
+
+// --- putting it together -------------------------------------------------------------------
+
+function refetchAll() {
+  Promise.all([loadTree(), loadPage(), loadDetail(false)]).catch(failed);
+}
+
+function failed(error) {
+  if (error instanceof Unauthenticated) {
+    showLogin(token() === null && error.message !== 'no token' ? 'The token was refused.' : '');
+    return;
+  }
+  $('list-caption').textContent = `Could not load: ${error.message}`;
+}
+
+function showLogin(message) {
+  state.stream?.stop();
+  state.stream = undefined;
+  $('app').hidden = true;
+  $('sign-out').hidden = true;
+  $('login').hidden = false;
+  $('login-error').textContent = message ?? '';
+  $('connection').textContent = 'Not connected';
+  $('token').focus();
+}
+
+function showApp() {
+  $('login').hidden = true;
+  $('app').hidden = false;
+  $('sign-out').hidden = false;
+  onHash(true);
+}
+
+function fillFilterForm() {
+  for (const name of FILTERS) $(`f-${name}`).value = state.filters[name] ?? '';
+}
+
+let lastFilters = '';
+function onHash(force = false) {
+  if (token() === null) return;
+  const { filters, detail } = readHash();
+  const detailChanged = JSON.stringify(detail) !== JSON.stringify(state.detail);
+  state.filters = filters;
+  state.detail = detail;
+  fillFilterForm();
+  const key = JSON.stringify(filters);
+  if (force === true || key !== lastFilters) {
+    lastFilters = key;
+    state.cursor = undefined;
+    state.cursors = [];
+    // The stream's `ready` fetches the data, so what it sends after is applied on top.
+    openLive();
+  } else if (detailChanged) {
+    loadDetail(true).catch(failed);
+  }
+}
+
+function start() {
+  $('login-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = $('token').value.trim();
+    if (value === '') return;
+    setToken(value);
+    $('token').value = '';
+    showApp();
+  });
+  $('sign-out').addEventListener('click', () => {
+    forgetToken();
+    showLogin('Signed out.');
+  });
+  $('filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const filters = {};
+    for (const name of FILTERS) {
+      const value = $(`f-${name}`).value.trim();
+      if (value !== '') filters[name] = value;
+    }
+    navigate(filters, state.detail);
+  });
+  $('filters').addEventListener('reset', (event) => {
+    event.preventDefault();
+    navigate({}, state.detail);
+  });
+  $('next-page').addEventListener('click', () => {
+    if (state.nextCursor === undefined) return;
+    state.cursors.push(state.cursor);
+    state.cursor = state.nextCursor;
+    loadPage()
+      .then(() => $('resources-heading').focus())
+      .catch(failed);
+  });
+  $('first-page').addEventListener('click', () => {
+    state.cursor = undefined;
+    state.cursors = [];
+    loadPage()
+      .then(() => $('resources-heading').focus())
+      .catch(failed);
+  });
+  $('detail-close').addEventListener('click', () => navigate(state.filters, undefined));
+  addEventListener('hashchange', () => onHash());
+  if (token() === null) showLogin();
+  else showApp();
+}
+
+start();
