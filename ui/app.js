@@ -28,7 +28,7 @@ function h(tag, attrs = {}, ...children) {
     else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else el.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
     if (child === undefined || child === null) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

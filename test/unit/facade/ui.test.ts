@@ -55,7 +55,7 @@ describe('GET /ui', () => {
   it('serves each file the page links, as its type, and answers 304 to its ETag', async () => {
     const page = (await app.inject({ method: 'GET', url: '/ui' })).body;
     const linked = [...page.matchAll(/(?:src|href)="ui\/([^"]+)"/g)].map((m) => m[1]);
-    expect(linked.sort()).toEqual(['app.js', 'style.css']);
+    expect(linked.sort()).toEqual(['app.js', 'icon.svg', 'style.css']);
     for (const [name, type] of [
       ['app.js', 'text/javascript; charset=utf-8'],
       ['api.js', 'text/javascript; charset=utf-8'],
@@ -99,7 +99,7 @@ describe('GET /ui', () => {
 
   it('loads only the files of the types it serves, under names it accepts', () => {
     const names = [...loadUiAssets().keys()].sort();
-    expect(names).toEqual(['api.js', 'app.js', 'index.html', 'sse.js', 'style.css']);
+    expect(names).toEqual(['api.js', 'app.js', 'icon.svg', 'index.html', 'sse.js', 'style.css']);
     expect(loadUiAssets('/nonexistent-ui-dir').size).toBe(0);
   });
 });
