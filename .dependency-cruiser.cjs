@@ -54,6 +54,14 @@ module.exports = {
       to: { path: '^src/(controllers|facade|runtime|local)/' },
     },
     {
+      name: 'plugin-is-a-client',
+      comment:
+        'kubectl-nrn reads the API server as any client does: through src/kube, judging with src/domain; it runs none of the operator, facade or local plane.',
+      severity: 'error',
+      from: { path: '^src/plugin/' },
+      to: { path: '^src/(controllers|facade|admission|runtime|local)/' },
+    },
+    {
       name: 'runtime-knows-no-kind',
       comment: 'src/runtime is controller machinery: it knows no kind of ours.',
       severity: 'error',
