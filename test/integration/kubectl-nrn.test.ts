@@ -285,8 +285,8 @@ ${applicationYaml(ns, 'shop', 1)}`.replace(
           .filter((_cell, i) => i !== 1),
       ),
     ).toEqual([
-      // A scope records its class once provisioned by it.
-      ['broken', 'serverless', 'failed', '<none>'],
+      // A scope records the class chosen from the first pass that uses it, failed or not.
+      ['broken', 'serverless', 'failed', 'agent'],
       ['later', 'scheduled_tasks', 'pending', '<none>'],
       ['web', 'web_pool', 'active', 'web-pool-default'],
     ]);

@@ -366,7 +366,10 @@ export class ScopeReconciler {
           phase === 'active' ? 'updating' : phase,
           identity,
           { health: 'reconciling', reason: 'Provisioning', message: progress.message },
-          { ...inventory, paused: false },
+          // The class chosen is recorded from the first pass that uses it, whatever comes of it:
+          // `kubectl get scopes` shows it, and `kubectl nrn why` names it (upToDate counts
+          // active scopes only).
+          { ...record, ...inventory, paused: false },
         );
         return { requeueAfter: progress.retryAfterMs ?? 1000 };
       case 'failed':
@@ -379,7 +382,7 @@ export class ScopeReconciler {
           'failed',
           identity,
           { health: 'stalled', reason: progress.reason, message: progress.message },
-          { ...inventory, paused: false },
+          { ...record, ...inventory, paused: false },
         );
         // A missing right is granted without touching the scope: look again, slowly.
         if (progress.reason === 'Forbidden') return { requeueAfter: FORBIDDEN_RETRY_MS };
