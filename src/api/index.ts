@@ -8,3 +8,4 @@ export * from './resources.js';
 export * from './scope.js';
 export * from './scope-class.js';
 export * from './service.js';
+export * from './status.js';

@@ -14,6 +14,8 @@ import { ENDPOINTS } from './endpoints/index.js';
 import { type ErrorCode, errorBody, FacadeError } from './errors.js';
 import { UnexpectedKubeError } from './kube-errors.js';
 import { openApiDocument } from './openapi.js';
+import type { ReadEvents } from './status/events.js';
+import { StatusStore } from './status/store.js';
 
 /** Larger than any valid create-scope body by far, small enough that no body costs much. */
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -24,8 +26,11 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024;
  */
 export const MAX_BODY_DEPTH = 100;
 
-export interface FacadeDeps extends EndpointDeps {
+export interface FacadeDeps extends Omit<EndpointDeps, 'status' | 'readEvents'> {
   readonly log: Logger;
+  /** An empty store (and no Events) when left out: an app with no cluster behind it. */
+  readonly status?: StatusStore;
+  readonly readEvents?: ReadEvents;
   readonly bodyLimit?: number;
   /** Served over HTTPS with this pair; plain HTTP without. */
   readonly tls?: TlsPair;
@@ -77,7 +82,12 @@ export function buildFacade(deps: FacadeDeps): FastifyInstance {
     parseJson(request, body, done);
   });
 
-  for (const endpoint of ENDPOINTS) endpoint.route(app, deps);
+  const endpointDeps: EndpointDeps = {
+    ...deps,
+    status: deps.status ?? new StatusStore(),
+    readEvents: deps.readEvents ?? (async () => []),
+  };
+  for (const endpoint of ENDPOINTS) endpoint.route(app, endpointDeps);
 
   // The endpoints' own document, not an endpoint: public, and not an operation it lists (ADR
   // 0006). Served here, by the one that serves the list, as the document is made from it.

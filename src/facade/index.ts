@@ -25,11 +25,16 @@ import { buildFacade } from './app.js';
 import type { Authenticator } from './auth.js';
 import { ServiceCatalog } from './catalog/index.js';
 import { ScopeStore } from './scopes.js';
+import { eventReader } from './status/events.js';
+import { StatusStore } from './status/store.js';
+import type { StreamLimits } from './status/streams.js';
 
 export type { TlsFiles } from '../util/serving-tls.js';
 export { buildFacade, type FacadeDeps } from './app.js';
 export * from './auth.js';
 export { ERROR_CODES, type ErrorCode, FacadeError } from './errors.js';
+export { StatusStore } from './status/store.js';
+export { DEFAULT_STREAM_LIMITS, type StreamLimits } from './status/streams.js';
 
 export const DEFAULT_FACADE_PORT = 8080;
 export const FACADE_COMPONENT = 'nrn-operator-facade';
@@ -45,6 +50,10 @@ export interface FacadeOptions {
   readonly host?: string;
   readonly port?: number;
   readonly baseDomain?: string;
+  /** Bounds of GET /watch; DEFAULT_STREAM_LIMITS where left out. */
+  readonly streams?: Partial<StreamLimits>;
+  /** Changes kept for resuming GET /watch (DEFAULT_RING_SIZE). */
+  readonly ringSize?: number;
 }
 
 export interface Facade {
@@ -77,6 +86,8 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
 
   const catalog = new ServiceCatalog();
   catalog.attach(services, specifications);
+  const status = new StatusStore(options.ringSize);
+  status.attach(services, scopes, applications);
   const instance = `${hostname()}-${randomBytes(4).toString('hex')}`;
   const events = new EventRecorder(kube, FACADE_COMPONENT, instance, log);
   const app = buildFacade({
@@ -93,6 +104,9 @@ export async function startFacade(options: FacadeOptions): Promise<Facade> {
       baseDomain: options.baseDomain ?? DEFAULT_BASE_DOMAIN,
     }),
     readSecret: (namespace, name) => readSecret(kube, namespace, name),
+    status,
+    readEvents: eventReader(kube),
+    ...(options.streams !== undefined ? { streams: options.streams } : {}),
     ...(tls !== undefined ? { tls } : {}),
   });
   try {

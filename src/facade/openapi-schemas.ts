@@ -8,10 +8,14 @@ import {
   MessageItem,
   Paging,
   RequestedSpec,
+  ResourceDetail,
+  ResourcePage,
+  ResourceSummary,
   Scope,
   ScopeMetadata,
   ServiceItem,
   ServicePage,
+  StatusTree,
 } from '../api/index.js';
 
 export type Json = Record<string, unknown>;
@@ -35,6 +39,10 @@ const COMPONENTS = [
   { name: 'ScopeMetadata', schema: ScopeMetadata, io: 'output' },
   { name: 'RequestedSpec', schema: RequestedSpec, io: 'both' },
   { name: 'CreateScopeRequest', schema: CreateScopeRequest, io: 'input' },
+  { name: 'ResourceSummary', schema: ResourceSummary, io: 'output' },
+  { name: 'StatusTree', schema: StatusTree, io: 'output' },
+  { name: 'ResourcePage', schema: ResourcePage, io: 'output' },
+  { name: 'ResourceDetail', schema: ResourceDetail, io: 'output' },
   { name: 'Error', schema: ErrorBody, io: 'output' },
 ] as const satisfies ReadonlyArray<{
   name: string;

@@ -73,7 +73,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
     },
     ...(options.serverUrl !== undefined ? { servers: [{ url: options.serverUrl }] } : {}),
     security: [{ bearer: [] }],
-    tags: [{ name: 'services' }, { name: 'scopes' }],
+    tags: [{ name: 'services' }, { name: 'scopes' }, { name: 'status' }],
     paths: paths(schemas),
     components: {
       schemas: Object.fromEntries(schemas.components),

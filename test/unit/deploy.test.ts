@@ -182,6 +182,7 @@ const ROWS: readonly Row[] = [
   [CORE, 'secrets', 'create', C, "service/outputs.ts writeOutputs apply making an output Secret (services' namespaces); secrets.ts digest key"],
   // Events, in the namespace of the object they are about; created, never updated or patched.
   [CORE, 'events', 'create', C, 'domain/event-recorder.ts EventRecorder (operator and facade)'],
+  [CORE, 'events', 'list', C, 'facade/status/events.ts the last Events about a scope or service (GET /status/resources/...)'],
   // The facade's `kubernetes` auth (kube/reviews.ts, facade/auth.ts).
   ['authentication.k8s.io', 'tokenreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: who holds the bearer token'],
   ['authorization.k8s.io', 'subjectaccessreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: may the caller do this'],

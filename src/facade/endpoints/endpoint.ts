@@ -2,11 +2,15 @@
 // /openapi.json, kept side by side in one folder so the two cannot drift apart; and what its
 // handler is given. app.ts serves the list in ./index.ts, openapi.ts documents it.
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Authenticator } from '../auth.js';
 import type { ServiceCatalog } from '../catalog/index.js';
 import type { DocumentSchemas, Json } from '../openapi-schemas.js';
 import type { ScopeStore } from '../scopes.js';
+import type { ReadEvents } from '../status/events.js';
+import type { StatusStore } from '../status/store.js';
+import type { StreamLimits } from '../status/streams.js';
 import type { PageCacheLimits } from './list-services/pages.js';
 
 /** The content type of every answer, errors included. */
@@ -17,11 +21,18 @@ export type SecretValues = Readonly<Record<string, string>>;
 
 /** What the endpoints answer from. */
 export interface EndpointDeps {
+  readonly log: Logger;
   readonly auth: Authenticator;
   readonly catalog: ServiceCatalog;
   readonly scopes: ScopeStore;
   /** The decoded values of a Secret, undefined when there is none. Never logged. */
   readonly readSecret: (namespace: string, name: string) => Promise<SecretValues | undefined>;
+  /** Every scope and service summarised, for the status calls and GET /watch. */
+  readonly status: StatusStore;
+  /** The last Events about an object, for the status detail call. */
+  readonly readEvents: ReadEvents;
+  /** Bounds of GET /watch; the defaults (streams.ts) where left out. */
+  readonly streams?: Partial<StreamLimits>;
   /** Bounds of the rendered-page cache of GET /service; `{pages: 0, ...}` turns it off. */
   readonly pageCache?: PageCacheLimits;
 }
