@@ -513,7 +513,9 @@ export class ResourceClient<Spec = unknown, Status = unknown> {
 /** `namespace/name`, or `name` for cluster-scoped objects: the key of caches and work queues. */
 export function keyOf(metadata: { readonly name?: string; readonly namespace?: string }): string {
   const name = metadata.name ?? '';
-  return metadata.namespace ? `${metadata.namespace}/${name}` : name;
+  // join() builds one flat string; a template literal builds a V8 cons string (a node pointing
+  // at both halves), some 20 bytes more for each of the keys every cache and queue holds.
+  return metadata.namespace ? [metadata.namespace, name].join('/') : name;
 }
 
 function nameOf(object: ObjectInput): string {
