@@ -81,7 +81,8 @@ function hashOf(filters, detail) {
 
 function navigate(filters, detail) {
   const next = hashOf(filters, detail);
-  if (next === location.hash || (next === '#' && location.hash === '')) onHash();
+  // The same view again (Apply pressed twice): fetched anew, the caller asked for it.
+  if (next === location.hash || (next === '#' && location.hash === '')) onHash(true);
   else location.hash = next;
 }
 
@@ -98,24 +99,42 @@ const SYMBOL = {
   deleting: '⌫',
 };
 
-/** What the page calls a resource's state: stalled and paused before the lifecycle value. */
-function shownStatus(r) {
-  if (r.stalled) return 'stalled';
-  if (r.paused) return 'paused';
-  return r.status || 'unknown';
-}
+/** The lifecycle value, as the status filter names it; "unknown" before the operator wrote one. */
+const statusOf = (r) => r.status || 'unknown';
 
+/**
+ * The status as a word, a symbol and the states on top of it (stalled, paused, reconciling,
+ * stale): colour only repeats what the words say.
+ */
 function statusCell(r) {
-  const word = shownStatus(r);
-  const extra = [r.reconciling && word !== 'pending' ? 'reconciling' : '', r.stale ? 'stale' : '']
+  const word = statusOf(r);
+  const extra = [
+    r.stalled ? 'stalled' : '',
+    r.paused ? 'paused' : '',
+    r.reconciling && !['pending', 'creating', 'updating', 'deleting'].includes(word)
+      ? 'reconciling'
+      : '',
+    r.stale ? 'stale' : '',
+  ]
     .filter(Boolean)
     .join(', ');
+  const tone = r.stalled ? 'failed' : r.paused ? 'paused' : word;
   return h(
     'td',
-    { class: `status status-${word}` },
-    h('span', { 'aria-hidden': 'true' }, `${SYMBOL[word] ?? '?'} `),
+    { class: `status status-${tone}` },
+    h('span', { 'aria-hidden': 'true' }, `${SYMBOL[tone] ?? '?'} `),
     word,
     extra ? ` (${extra})` : '',
+  );
+}
+
+/** An NRN that wraps between its parts, not inside them. */
+function nrnCell(nrn) {
+  const parts = (nrn ?? '').split(':');
+  return h(
+    'td',
+    { class: 'nrn' },
+    parts.flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), `:${part}`])),
   );
 }
 
@@ -143,12 +162,12 @@ function row(r) {
   );
   return h(
     'tr',
-    { 'data-key': keyOf(r) },
+    { 'data-key': keyOf(r), 'data-status': `${statusOf(r)}${r.stalled ? ' stalled' : ''}` },
     statusCell(r),
     h('td', {}, r.kind),
     h('td', {}, link),
     h('td', {}, r.type ?? ''),
-    h('td', { class: 'nrn' }, r.nrn ?? ''),
+    nrnCell(r.nrn),
     h('td', { class: 'reason' }, [r.reason, r.message].filter(Boolean).join(': ')),
     h('td', {}, r.since ? h('time', { datetime: r.since }, r.since.replace('T', ' ')) : ''),
   );
@@ -390,7 +409,7 @@ function applyPending() {
       tr.replaceWith(next);
       state.rows.set(key, next);
       // A change into or out of failure moves it across the order: the server re-sorts.
-      if (shownStatus(event.data) !== tr.firstChild?.textContent?.split(' ')[1]) unseen = true;
+      if (next.dataset.status !== tr.dataset.status) unseen = true;
     }
   }
   scheduleRefetch({ tree: true, page: unseen, detail });
