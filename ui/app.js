@@ -128,6 +128,9 @@ function statusCell(r) {
   );
 }
 
+/** An RFC 3339 time as people read it, in UTC. */
+const when = (time) => (time ? time.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC') : undefined);
+
 /** An NRN that wraps between its parts, not inside them. */
 function nrnCell(nrn) {
   const parts = (nrn ?? '').split(':');
@@ -169,7 +172,7 @@ function row(r) {
     h('td', {}, r.type ?? ''),
     nrnCell(r.nrn),
     h('td', { class: 'reason' }, [r.reason, r.message].filter(Boolean).join(': ')),
-    h('td', {}, r.since ? h('time', { datetime: r.since }, r.since.replace('T', ' ')) : ''),
+    h('td', {}, r.since ? h('time', { datetime: r.since }, when(r.since)) : ''),
   );
 }
 
@@ -254,12 +257,12 @@ async function loadTree() {
 
 // --- the detail ---------------------------------------------------------------------------
 
-function table(caption, headers, rows) {
-  if (rows.length === 0) return h('p', {}, `${caption}: none.`);
+/** A table named by the heading it follows (`labelledBy`), or a line saying it is empty. */
+function table(labelledBy, empty, headers, rows) {
+  if (rows.length === 0) return h('p', {}, empty);
   return h(
     'table',
-    {},
-    h('caption', {}, caption),
+    { 'aria-labelledby': labelledBy },
     h(
       'thead',
       {},
@@ -314,7 +317,7 @@ async function loadDetail(focus) {
     ['Application', s.application_id],
     ['Reason', s.reason],
     ['Message', s.message],
-    ['Since', s.since],
+    ['Since', when(s.since)],
   ].filter(([, v]) => v !== undefined && v !== '');
   const messages = (body.messages ?? []).map((m) =>
     typeof m === 'string'
@@ -327,16 +330,17 @@ async function loadDetail(focus) {
       {},
       fields.map(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))]),
     ),
-    h('h3', {}, 'Conditions'),
+    h('h3', { id: 'detail-conditions' }, 'Conditions'),
     table(
-      'Conditions',
+      'detail-conditions',
+      'No conditions yet.',
       ['Type', 'Status', 'Reason', 'Message', 'Since'],
       (body.conditions ?? []).map((c) => [
         c.type,
         c.status,
         c.reason,
         c.message,
-        c.lastTransitionTime,
+        when(c.lastTransitionTime),
       ]),
     ),
     h('h3', {}, 'Messages'),
@@ -361,11 +365,19 @@ async function loadDetail(focus) {
             ),
           ),
         ),
-    h('h3', {}, 'Last events'),
+    h('h3', { id: 'detail-events' }, 'Last events, newest first'),
     table(
-      'Events, newest first',
+      'detail-events',
+      'No events.',
       ['Type', 'Reason', 'Message', 'Count', 'Last seen', 'Source'],
-      (body.events ?? []).map((e) => [e.type, e.reason, e.message, e.count, e.last_seen, e.source]),
+      (body.events ?? []).map((e) => [
+        e.type,
+        e.reason,
+        e.message,
+        e.count,
+        when(e.last_seen),
+        e.source,
+      ]),
     ),
   );
   section.hidden = false;
