@@ -83,7 +83,11 @@ function navigate(filters, detail) {
   const next = hashOf(filters, detail);
   // The same view again (Apply pressed twice): fetched anew, the caller asked for it.
   if (next === location.hash || (next === '#' && location.hash === '')) onHash(true);
-  else location.hash = next;
+  else {
+    // Opening or closing the detail is not asking for the list again.
+    state.refresh = JSON.stringify(detail) === JSON.stringify(state.detail);
+    location.hash = next;
+  }
 }
 
 // --- status words -------------------------------------------------------------------------
@@ -260,26 +264,31 @@ async function loadTree() {
 /** A table named by the heading it follows (`labelledBy`), or a line saying it is empty. */
 function table(labelledBy, empty, headers, rows) {
   if (rows.length === 0) return h('p', {}, empty);
+  // Scrolls inside its own box, so the page reflows at 200% zoom without a side scroll.
   return h(
-    'table',
-    { 'aria-labelledby': labelledBy },
+    'div',
+    { class: 'table-wrap' },
     h(
-      'thead',
-      {},
+      'table',
+      { 'aria-labelledby': labelledBy },
       h(
-        'tr',
+        'thead',
         {},
-        headers.map((t) => h('th', { scope: 'col' }, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      rows.map((cells) =>
         h(
           'tr',
           {},
-          cells.map((c) => h('td', {}, c ?? '')),
+          headers.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((cells) =>
+          h(
+            'tr',
+            {},
+            cells.map((c) => h('td', {}, c ?? '')),
+          ),
         ),
       ),
     ),
@@ -515,15 +524,17 @@ function fillFilterForm() {
 }
 
 let lastFilters = '';
-function onHash(force = false) {
+function onHash(forced = false) {
   if (token() === null) return;
+  const force = forced === true || state.refresh === true;
+  state.refresh = false;
   const { filters, detail } = readHash();
   const detailChanged = JSON.stringify(detail) !== JSON.stringify(state.detail);
   state.filters = filters;
   state.detail = detail;
   fillFilterForm();
   const key = JSON.stringify(filters);
-  if (force === true || key !== lastFilters) {
+  if (force || key !== lastFilters) {
     lastFilters = key;
     state.cursor = undefined;
     state.cursors = [];
@@ -577,6 +588,11 @@ function start() {
   });
   $('detail-close').addEventListener('click', () => navigate(state.filters, undefined));
   addEventListener('hashchange', () => onHash());
+  // The skip link moves focus, not the hash: the hash is the view's.
+  document.querySelector('.skip').addEventListener('click', (event) => {
+    event.preventDefault();
+    $('resources-heading').focus();
+  });
   if (token() === null) showLogin();
   else showApp();
 }
