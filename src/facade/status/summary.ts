@@ -97,7 +97,8 @@ function summarise(c: Common): Entry {
     summary,
     json: JSON.stringify(summary),
     text: [name, summary.slug ?? '', nrn, summary.message ?? ''].join('\n').toLowerCase(),
-    sortKey: `${rank}|${sortableNrn(nrn)}|${c.kind}|${namespace}|${name}`,
+    // Spaces apart: a space sorts before `:`, so an NRN comes before the NRNs under it.
+    sortKey: `${rank} ${sortableNrn(nrn)} ${c.kind} ${namespace} ${name}`,
     places: placesOf(nrn),
     resourceVersion: metadata.resourceVersion,
   };

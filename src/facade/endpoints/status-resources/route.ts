@@ -7,8 +7,8 @@ import { parseQuery, visibleTo } from '../../status/request.js';
 import { authenticated } from '../access.js';
 import { type EndpointDeps, JSON_TYPE } from '../endpoint.js';
 
-/** What a sort key looks like (summary.ts): a rank, then `|`-separated parts. */
-const SORT_KEY = /^[0-2]\|[^\n]*$/;
+/** What a sort key looks like (summary.ts): a rank, then space-separated parts. */
+const SORT_KEY = /^[0-2] [^\n]*$/;
 
 export function decodeCursor(cursor: string): string {
   const key = /^[A-Za-z0-9_-]+$/.test(cursor)
