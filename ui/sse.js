@@ -54,6 +54,7 @@ export function openStream({ url, token, onEvent, onState }) {
     let type = '';
     let data = [];
     let id;
+    let live = false;
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
@@ -69,7 +70,9 @@ export function openStream({ url, token, onEvent, onState }) {
           if (id !== undefined) lastEventId = id;
           if (data.length > 0) {
             const name = type === '' ? 'message' : type;
-            if (name === 'ready') onState('live');
+            // Live from the first event: a resumed stream need not start with `ready`.
+            if (!live) onState('live');
+            live = true;
             onEvent(name, data.join('\n'), lastEventId);
           }
           type = '';
