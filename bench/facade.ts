@@ -7,7 +7,8 @@
 //   BENCH_NODE_FLAGS=--cpu-prof profiles every server). The servers run
 //   compiled to JavaScript, as `node dist/...` would, unless BENCH_TSX=1.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,10 @@ import { emit } from './support/report.js';
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+/** Status streams (GET /watch) open during the second GET /service run, as 100 status pages. */
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 100);
+/** Status changes a second while either run goes on, so the streams carry events. */
+const CHANGES_PER_SECOND = 50;
 const GROUP_PATH = '/apis/platform.nrn.dev/v1alpha1';
 const NS = 'bench-services';
 const SPEC_ID = randomUUID();
@@ -120,6 +125,76 @@ async function load(url: string, token?: string, paths?: readonly string[]): Pro
   };
 }
 
+/** The resident set of a process, from /proc (Linux): what its streams cost in memory. */
+async function rssOf(pid: number | undefined): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
+}
+
+/** Opens `n` GET /watch streams that read everything; resolves once each has said ready. */
+async function openStreams(
+  url: string,
+  token: string,
+  n: number,
+): Promise<{ events: () => number; close: () => void }> {
+  const requests: http.ClientRequest[] = [];
+  let events = 0;
+  await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = http.get(
+            `${url}/watch`,
+            { headers: { authorization: `Bearer ${token}` }, agent: false },
+            (res) => {
+              if (res.statusCode !== 200) reject(new Error(`/watch: ${res.statusCode}`));
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => {
+                if (chunk.includes('event: ready')) resolve();
+                events += chunk.split('event: upsert').length - 1;
+              });
+              res.on('error', () => {});
+            },
+          );
+          req.on('error', () => {});
+          requests.push(req);
+        }),
+    ),
+  );
+  return {
+    events: () => events,
+    close: () => {
+      for (const request of requests) request.destroy();
+    },
+  };
+}
+
+/** Writes status changes at CHANGES_PER_SECOND until stopped. */
+function churn(api: { url: URL; token: string; agent: https.Agent }): () => Promise<number> {
+  let stopped = false;
+  let written = 0;
+  const running = (async () => {
+    while (!stopped) {
+      const i = pick(SERVICES);
+      await call(
+        api,
+        'PATCH',
+        `${GROUP_PATH}/namespaces/${NS}/services/svc-${i}/status`,
+        { status: { status: written % 2 === 0 ? 'updating' : 'active', slug: `svc-${i}` } },
+        'application/merge-patch+json',
+      );
+      written++;
+      await new Promise((r) => setTimeout(r, 1000 / CHANGES_PER_SECOND));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await running;
+    return written;
+  };
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-facade-'));
   const plane = await support('local-server', [dir], { env: { BENCH_FSYNC: '0' } });
@@ -180,6 +255,22 @@ async function main(): Promise<void> {
     const renderedRun = await load(facadeUrl, token, distinct);
     const unauthorised = await load(`${facadeUrl}${query}`, 'wrong-token');
 
+    // The same GET /service run twice more, status changes flowing in both: without streams,
+    // then with STREAMS status streams open (each reading every change), side by side.
+    const api = { url: new URL(url), token: apiToken, agent };
+    const stopQuiet = churn(api);
+    const quietRun = await load(`${facadeUrl}${query}`, token);
+    await stopQuiet();
+    const rssBefore = await rssOf(facade.pid);
+    const streams = await openStreams(facadeUrl, token, STREAMS);
+    const rssOpen = await rssOf(facade.pid);
+    const stopBusy = churn(api);
+    const streamedRun = await load(`${facadeUrl}${query}`, token);
+    const changes = await stopBusy();
+    const delivered = streams.events();
+    streams.close();
+    const rssPerStream = (rssOpen - rssBefore) / STREAMS;
+
     emit({
       bench: 'facade',
       name: 'GET /service, NRN + type filter',
@@ -200,6 +291,18 @@ async function main(): Promise<void> {
       unit: 'ms',
       against: { name: 'goal', value: 5, kind: 'goal', higherIsBetter: false },
     });
+    emit({
+      bench: 'facade',
+      name: `GET /service with ${STREAMS} status streams open`,
+      value: streamedRun.requests,
+      unit: 'req/s',
+      against: {
+        name: 'the same run without streams',
+        value: quietRun.requests,
+        kind: 'ceiling',
+        higherIsBetter: true,
+      },
+    });
     const row = (name: string, f: Figures) =>
       `${name.padEnd(40)} ${f.requests.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors}`;
     process.stdout.write(
@@ -212,7 +315,12 @@ async function main(): Promise<void> {
         row(`  ${distinct.length} different such queries`, renderedRun),
         `facade / bare: ${((facadeRun.requests / bareRun.requests) * 100).toFixed(0)}%, / pre-serialised: ${((facadeRun.requests / bytesRun.requests) * 100).toFixed(0)}%   (goal >= 15,000 req/s and p99 <= 5 ms)`,
         `  (a wrong token, for scale: ${unauthorised.requests.toFixed(0)} req/s of 401s)`,
-        `heap the facade's caches add per service (informer + catalog): ${(perService / 1024).toFixed(2)} KiB`,
+        `heap the facade's caches add per service (informer + catalog + status store): ${(perService / 1024).toFixed(2)} KiB`,
+        `status changes flowing at ~${CHANGES_PER_SECOND}/s in both runs below:`,
+        row('  facade, no status stream open', quietRun),
+        row(`  facade, ${STREAMS} status streams open`, streamedRun),
+        `  with / without streams: ${((streamedRun.requests / quietRun.requests) * 100).toFixed(0)}% of req/s, p99 ${streamedRun.p99} vs ${quietRun.p99} ms; ${delivered} upserts delivered for ${changes} changes (${STREAMS} streams)`,
+        `  facade RSS: ${(rssBefore / 2 ** 20).toFixed(0)} MiB without streams, ${(rssOpen / 2 ** 20).toFixed(0)} MiB with ${STREAMS} open: ${(rssPerStream / 1024).toFixed(1)} KiB per stream`,
         '',
       ].join('\n'),
     );

@@ -26,6 +26,8 @@ const facade = await startFacade({
   namespace,
   port: 0,
   auth: new StaticAuthenticator({ tokens: [{ name: 'bench', token, operations: ['*'] }] }),
+  // The benchmark's status streams all hold its one token.
+  streams: { maxStreamsPerCaller: 1000 },
 });
 const after = heap();
 process.stdout.write(`READY ${facade.url} ${before} ${after}\n`);
