@@ -45,12 +45,20 @@ function facadeAddress(flags: {
   'facade-token-file'?: string | undefined;
   'facade-tls-cert'?: string | undefined;
   'facade-tls-key'?: string | undefined;
+  'facade-max-streams': number;
+  'facade-max-streams-per-caller': number;
+  'facade-stream-buffer': number;
 }): FacadeAddress {
   const certFile = flags['facade-tls-cert'];
   const keyFile = flags['facade-tls-key'];
   return {
     port: flags['facade-port'],
     host: flags['facade-host'],
+    streams: {
+      maxStreams: flags['facade-max-streams'],
+      maxStreamsPerCaller: flags['facade-max-streams-per-caller'],
+      pendingBytes: flags['facade-stream-buffer'],
+    },
     ...(flags['facade-auth'] !== undefined ? { auth: flags['facade-auth'] } : {}),
     ...(flags['facade-token-file'] !== undefined ? { tokenFile: flags['facade-token-file'] } : {}),
     // The schema has refused one without the other.

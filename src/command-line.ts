@@ -46,6 +46,14 @@ const rolloutRate = () =>
       help: 'scopes a second a changed ScopeClass reaches (its rollout pace)',
     });
 
+/** A whole number from 1 to `max`, as a flag spells it. */
+const count = (max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,10}$/, `not a whole number from 1 to ${max}`)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= max, `not a whole number from 1 to ${max}`);
+
 const authMode = () =>
   z.enum(['kubernetes', 'static', 'none'], {
     error: 'not one of kubernetes, static, none',
@@ -91,6 +99,23 @@ const facadeFlags = (defaultAuth: 'static' | 'kubernetes', authHelp: string) => 
     env: 'NRN_FACADE_TLS_KEY',
     help: "the certificate's PEM key; both or neither",
   }),
+  'facade-max-streams': count(100_000).default(1000).register(flagMeta, {
+    value: 'N',
+    env: 'NRN_FACADE_MAX_STREAMS',
+    help: 'status streams (GET /watch) this facade keeps open at most; past it 429 TOO_MANY_STREAMS',
+  }),
+  'facade-max-streams-per-caller': count(10_000).default(20).register(flagMeta, {
+    value: 'N',
+    env: 'NRN_FACADE_MAX_STREAMS_PER_CALLER',
+    help: 'status streams one caller (token or user) may keep open at most',
+  }),
+  'facade-stream-buffer': count(1 << 30)
+    .default(1024 * 1024)
+    .register(flagMeta, {
+      value: 'BYTES',
+      env: 'NRN_FACADE_STREAM_BUFFER',
+      help: 'bytes a status stream may have written and not yet taken by its reader; past it the reader is disconnected',
+    }),
 });
 
 /** How `local` and `run` log. LOG_LEVEL and LOG_FORMAT, not NRN_*: the names most tools read. */

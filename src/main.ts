@@ -24,6 +24,7 @@ import {
   KubernetesAuthenticator,
   NoAuthenticator,
   StaticAuthenticator,
+  type StreamLimits,
   startFacade,
   type TlsFiles,
 } from './facade/index.js';
@@ -65,6 +66,8 @@ export interface FacadeAddress {
   tokenFile?: string;
   /** HTTPS with this certificate and key (PEM files, read again while serving). */
   tls?: TlsFiles;
+  /** Bounds of GET /watch; the facade's defaults where left out. */
+  streams?: Partial<StreamLimits>;
 }
 
 export interface LocalOptions {
@@ -377,6 +380,7 @@ async function startFacadePart(
         host: address.host ?? '127.0.0.1',
         port,
         ...(tls !== undefined ? { tls } : {}),
+        ...(address.streams !== undefined ? { streams: address.streams } : {}),
       }),
     {
       describe: (error) => portFailure(error, '--facade-port', port),
