@@ -662,7 +662,17 @@ spec: {name: billing, type: web_pool, application_id: ${appId}, requested_spec: 
       );
       expect(answer.status).toBe(200);
       expect(answer.body.openapi).toMatch(/^3\./);
-      expect(Object.keys(answer.body.paths).sort()).toEqual(['/scope', '/scope/{id}', '/service']);
+      expect(Object.keys(answer.body.paths).sort()).toEqual([
+        '/scope',
+        '/scope/{id}',
+        '/service',
+        '/status/resources',
+        '/status/resources/{kind}/{namespace}/{name}',
+        '/status/tree',
+        '/ui',
+        '/ui/{asset}',
+        '/watch',
+      ]);
     });
 
     it('random queries and bodies get 200 or a spec-shaped 4XX, never a 5XX', async () => {
