@@ -18,6 +18,7 @@ import { call } from './support/api.js';
 import { concurrently, linesOf, stopProcess, support } from './support/processes.js';
 import { mulberry32 } from './support/random.js';
 import { emit } from './support/report.js';
+import { FRAME_MS, LONG_TASK_MS, measureStatusPage } from './support/status-page.js';
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -46,7 +47,8 @@ function entityOf(): string {
   return `${account}:namespace=${pick(10)}:application=${pick(10)}`;
 }
 
-async function fill(api: { url: URL; token: string; agent: https.Agent }): Promise<void> {
+/** Stores SERVICES services; returns each one's entity NRN. */
+async function fill(api: { url: URL; token: string; agent: https.Agent }): Promise<string[]> {
   for (const crd of allCrds()) {
     const res = await call(
       api,
@@ -86,6 +88,7 @@ async function fill(api: { url: URL; token: string; agent: https.Agent }): Promi
   });
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(`stored ${SERVICES} services in ${seconds.toFixed(1)} s\n`);
+  return entities;
 }
 
 interface Figures {
@@ -195,6 +198,22 @@ function churn(api: { url: URL; token: string; agent: https.Agent }): () => Prom
   };
 }
 
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+/** The status page's figures, each beside what it is held against. */
+function pageLines(phase: Awaited<ReturnType<typeof measureStatusPage>>): string[] {
+  if (!phase.ran) return [`status page in headless chromium: skipped: ${phase.reason}`];
+  const p = phase.figures;
+  return [
+    `status page in headless chromium (its own code, ${SERVICES} services behind it):`,
+    `  sign-in to first rows and counts: ${ms(p.firstRenderMs)} (${p.rows} rows, ${p.treeNodes} tree nodes); the same calls from Node: ${ms(p.floorMs)}; longest task meanwhile ${ms(p.firstRenderLongestTaskMs)}`,
+    `  ${p.seconds} s of ~${CHANGES_PER_SECOND} status changes/s: longest main-thread task ${ms(p.longestTaskMs)} (long task >= ${LONG_TASK_MS} ms, a frame ${ms(FRAME_MS)}), ${p.longTasks} long tasks`,
+    `  meanwhile: ${p.changes} changes written, ${(p.watchBytes / 1024).toFixed(0)} KiB of /watch read by the page, ${p.rowsReplaced} shown rows replaced in place, ${p.refetches} refetches of the page or the tree (at most 2 a second by design)`,
+    `  JS heap: ${mib(p.heapBeforeSignIn)} before sign-in, ${mib(p.heapShown)} with the first page and tree, ${mib(p.heapAfter)} after the changes`,
+  ];
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'nrn-bench-facade-'));
   const plane = await support('local-server', [dir], { env: { BENCH_FSYNC: '0' } });
@@ -209,7 +228,7 @@ async function main(): Promise<void> {
   });
   const children = [plane];
   try {
-    await fill({ url: new URL(url), token: apiToken, agent });
+    const entities = await fill({ url: new URL(url), token: apiToken, agent });
 
     const token = randomBytes(24).toString('base64url');
     const facade = await support('facade-server', [join(dir, 'kubeconfig'), token, 'nrn-system'], {
@@ -221,14 +240,26 @@ async function main(): Promise<void> {
     if (facadeUrl === undefined) throw new Error(`bad ready line: ${ready.join(' ')}`);
     const perService = (Number(after) - Number(before)) / SERVICES;
 
-    const query =
+    // 100,000 services fill this application's page; a smaller run (BENCH_SERVICES) may leave it
+    // empty, and then queries the application of the first dependency service stored instead.
+    let query =
       '/service?id=organization=3:account=4:namespace=5:application=6&type=dependency&limit=30';
-    const sample = await fetch(`${facadeUrl}${query}`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    const pageText = await sample.text();
+    const sampleOf = async (path: string) => {
+      const res = await fetch(`${facadeUrl}${path}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    let sample = await sampleOf(query);
+    if (sample.status === 200 && sample.text.includes('"results":[]')) {
+      const owner = entities.find((e, i) => i % 3 !== 0 && e.includes(':application='));
+      if (owner !== undefined) {
+        query = `/service?id=${owner}&type=dependency&limit=30`;
+        sample = await sampleOf(query);
+      }
+    }
+    const pageText = sample.text;
     const page = JSON.parse(pageText) as { results: unknown[] };
-    // 100,000 services fill the page; a smaller run (BENCH_SERVICES) may not.
     if (sample.status !== 200 || page.results.length === 0) {
       throw new Error(`the query should find services: ${sample.status} ${pageText.slice(0, 300)}`);
     }
@@ -271,6 +302,15 @@ async function main(): Promise<void> {
     streams.close();
     const rssPerStream = (rssOpen - rssBefore) / STREAMS;
 
+    // The status page over the whole catalog, after the load runs so neither skews the other.
+    const statusPage = await measureStatusPage(facadeUrl, token, SECONDS, () => churn(api)).catch(
+      (error: Error) => {
+        // A page that never shows its data is a finding, not a reason to lose the figures above.
+        process.exitCode = 1;
+        return { ran: false as const, reason: `failed: ${error.message}` };
+      },
+    );
+
     emit({
       bench: 'facade',
       name: 'GET /service, NRN + type filter',
@@ -303,6 +343,45 @@ async function main(): Promise<void> {
         higherIsBetter: true,
       },
     });
+    if (statusPage.ran) {
+      const p = statusPage.figures;
+      emit({
+        bench: 'facade',
+        name: 'status page: sign-in to first rows and counts',
+        value: p.firstRenderMs,
+        unit: 'ms',
+        against: {
+          name: 'the same calls from Node (/status/resources?limit=100 + /status/tree)',
+          value: p.floorMs,
+          kind: 'ceiling',
+          higherIsBetter: false,
+        },
+      });
+      emit({
+        bench: 'facade',
+        name: `status page: longest main-thread task, ${CHANGES_PER_SECOND} changes/s`,
+        value: p.longestTaskMs,
+        unit: 'ms',
+        against: {
+          name: 'long-task threshold',
+          value: LONG_TASK_MS,
+          kind: 'goal',
+          higherIsBetter: false,
+        },
+      });
+      emit({
+        bench: 'facade',
+        name: 'status page: JS heap, changes flowing',
+        value: p.heapAfter / 2 ** 20,
+        unit: 'MiB',
+        against: {
+          name: 'the page before sign-in',
+          value: p.heapBeforeSignIn / 2 ** 20,
+          kind: 'ceiling',
+          higherIsBetter: false,
+        },
+      });
+    }
     const row = (name: string, f: Figures) =>
       `${name.padEnd(40)} ${f.requests.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   errors ${f.errors}`;
     process.stdout.write(
@@ -321,6 +400,7 @@ async function main(): Promise<void> {
         row(`  facade, ${STREAMS} status streams open`, streamedRun),
         `  with / without streams: ${((streamedRun.requests / quietRun.requests) * 100).toFixed(0)}% of req/s, p99 ${streamedRun.p99} vs ${quietRun.p99} ms; ${delivered} upserts delivered for ${changes} changes (${STREAMS} streams)`,
         `  facade RSS: ${(rssBefore / 2 ** 20).toFixed(0)} MiB without streams, ${(rssOpen / 2 ** 20).toFixed(0)} MiB with ${STREAMS} open: ${(rssPerStream / 1024).toFixed(1)} KiB per stream`,
+        ...pageLines(statusPage),
         '',
       ].join('\n'),
     );

@@ -2,7 +2,7 @@
 // `npm run build` would, so a benchmark measures what `node dist/...` runs rather than code
 // behind tsx's loader (which alone adds memory and keeps esbuild's name helpers in hot paths).
 import { execFileSync } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -30,5 +30,7 @@ export async function compileSupportScript(name: string, cacheName: string): Pro
     [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig],
     { stdio: 'inherit' },
   );
+  // The facade serves the status page from ui/ beside its compiled sources, as the package ships it.
+  await symlink(join(ROOT, 'ui'), join(build, 'ui'));
   return join(build, relative(ROOT, source)).replace(/\.ts$/, '.js');
 }
