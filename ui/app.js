@@ -48,6 +48,10 @@ const state = {
   stream: undefined,
   refetchTimer: 0,
   refetchDirty: { page: false, tree: false, detail: false },
+  // The tree as shown: nrn → its counts <span> and <li>, and the query it was built for. A
+  // refetch of the same query only rewrites counts that changed and adds or removes nodes:
+  // rebuilding 11,000 nodes every second froze the page for half a second (bench:facade).
+  tree: { query: undefined, nodes: new Map() },
 };
 
 const keyOf = (r) => `${r.kind}/${r.namespace}/${r.name}`;
@@ -219,11 +223,19 @@ function nodeCounts(counts) {
 }
 
 async function loadTree() {
-  const tree = await getJson(`status/tree${query(state.filters)}`);
+  const q = query(state.filters);
+  const tree = await getJson(`status/tree${q}`);
   $('counts').textContent = countsText(tree.counts);
-  const lists = new Map([['', h('ul')]]);
+  const shown = state.tree;
+  const rebuild = shown.query !== q;
+  const nodes = rebuild ? new Map() : shown.nodes;
+  const root = rebuild ? h('ul') : ($('tree-body').querySelector('ul') ?? h('ul'));
+  const listOf = (nrn) => nodes.get(nrn)?.children ?? root;
   const item = (node) => {
     const current = state.filters.nrn === node.nrn;
+    const counts = h('span', { class: 'counts' }, `(${nodeCounts(node.counts)})`);
+    // Empty lists are hidden by the stylesheet (ul:empty), so none needs removing.
+    const children = h('ul');
     const li = h(
       'li',
       {},
@@ -237,26 +249,39 @@ async function loadTree() {
         `${node.level} ${node.name ?? node.nrn.slice(node.nrn.lastIndexOf('=') + 1)}`,
       ),
       ' ',
-      h('span', { class: 'counts' }, `(${nodeCounts(node.counts)})`),
+      counts,
+      children,
     );
-    const children = h('ul');
-    lists.set(node.nrn, children);
-    li.append(children);
-    return li;
+    return { li, counts, children };
   };
   // The server lists parents before children (a prefix sorts first); a node whose parent is
   // filtered away hangs from the root.
-  const nodes = [...tree.nodes].sort((a, b) => a.nrn.length - b.nrn.length);
-  for (const node of nodes) {
-    const li = item(node);
-    (lists.get(parentOf(node.nrn)) ?? lists.get('')).append(li);
+  const sorted = [...tree.nodes].sort((a, b) => a.nrn.length - b.nrn.length);
+  const seen = new Set();
+  for (const node of sorted) {
+    seen.add(node.nrn);
+    const known = nodes.get(node.nrn);
+    if (known !== undefined) {
+      const text = `(${nodeCounts(node.counts)})`;
+      if (known.counts.textContent !== text) known.counts.textContent = text;
+      continue;
+    }
+    const made = item(node);
+    nodes.set(node.nrn, made);
+    listOf(parentOf(node.nrn)).append(made.li);
   }
-  for (const list of lists.values())
-    if (list.childElementCount === 0 && list !== lists.get('')) list.remove();
-  const root = lists.get('');
-  $('tree-body').replaceChildren(
-    root.childElementCount > 0 ? root : h('p', {}, 'No applications.'),
-  );
+  for (const [nrn, known] of nodes) {
+    if (seen.has(nrn)) continue;
+    known.li.remove();
+    nodes.delete(nrn);
+  }
+  state.tree = { query: q, nodes };
+  if (root.childElementCount === 0) {
+    $('tree-body').replaceChildren(h('p', {}, 'No applications.'));
+    state.tree = { query: undefined, nodes: new Map() };
+  } else if (rebuild || root.parentElement === null) {
+    $('tree-body').replaceChildren(root);
+  }
 }
 
 // --- the detail ---------------------------------------------------------------------------
