@@ -221,9 +221,10 @@ describe('Store', () => {
     await store.close();
     expect(store.stats.compactions).toBeGreaterThan(0);
     // ~500 KB went to the log; what is left is one segment (what came in during the last
-    // compaction, so its size depends on the machine's speed) and a snapshot.
+    // compaction, so its size depends on the machine's speed: a third of it on a loaded CI
+    // machine) and a snapshot. Without compaction the log would hold all of it.
     expect(written).toBeGreaterThan(400_000);
-    expect(await logBytes(dir)).toBeLessThan(written / 4);
+    expect(await logBytes(dir)).toBeLessThan(written / 2);
     expect((await logFiles(dir)).length).toBe(1);
     expect(await readdir(dir)).toContain('snapshot');
 
