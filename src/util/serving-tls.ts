@@ -50,11 +50,11 @@ export function reloadTls(
         if (next.cert.equals(serving.cert) && next.key.equals(serving.key)) return;
         server.setSecureContext({ cert: next.cert, key: next.key });
         serving = next;
-        log.info({ certFile: files.certFile }, 'facade certificate reloaded');
+        log.info({ certFile: files.certFile }, 'serving certificate reloaded');
       })
       .catch((error: unknown) => {
         // Mid-rotation the two files can disagree for a moment: the next read settles it.
-        log.warn({ err: error, certFile: files.certFile }, 'facade certificate not reloaded');
+        log.warn({ err: error, certFile: files.certFile }, 'serving certificate not reloaded');
       })
       .finally(() => {
         running = false;

@@ -254,8 +254,8 @@ describe('operator: scopes', () => {
       scope('api-copy', 10).replace('name: api-copy\n  type', 'name: Api\n  type'),
     );
     const dup = await waitScope('api-copy', (s) => s.status?.status === 'failed');
-    expect(dup.status?.messages?.[0]?.message).toContain(
-      `slug api is already used by scope ${ns}/api`,
+    expect(dup.status?.messages?.[0]?.message).toMatch(
+      new RegExp(`slug api is already used by scope ${ns}/api \\(id \\d+\\) of application 10$`),
     );
 
     // The slug is unique within its application only: another application may use it.

@@ -513,6 +513,53 @@ spec:
     }
   });
 
+  it('a scope whose class comes to provision otherwise loses what the earlier class made, and gets it back', async () => {
+    const serverless = scope('fn-moving', 40)
+      .replace('type: web_pool', 'type: serverless')
+      .concat('  dimensions: {runtime: moving}\n');
+    await k(['apply', '-f', '-'], serverless);
+    const made = await waitScope(
+      'fn-moving',
+      (s) => active(s) && s.status?.scopeClass === 'serverless-default',
+    );
+    const envelope = scopeNamespace(made);
+    expect(await get(`namespace/${envelope}`)).toBeDefined();
+
+    // A more specific class that provisions nothing: the namespace the default class made goes.
+    await k(
+      ['apply', '-f', '-'],
+      `apiVersion: platform.nrn.dev/v1alpha1
+kind: ScopeClass
+metadata: {name: moving-outside}
+spec:
+  scope_type: serverless
+  match: {dimensions: {runtime: moving}}
+  provisioner: {type: none}
+`,
+    );
+    const moved = await waitScope(
+      'fn-moving',
+      (s) => active(s) && s.status?.scopeClass === 'moving-outside',
+    );
+    expect(moved.status?.inventory ?? []).toEqual([]);
+    expect(conditionOf(moved, 'Ready')?.reason).toBe('ExternallyProvisioned');
+    await waitFor(
+      `namespace ${envelope} removed`,
+      () => get(`namespace/${envelope}`),
+      (n) => n === undefined,
+    );
+
+    // The class gone, the default one serves the scope again and makes its envelope anew.
+    await k(['delete', 'scopeclass', 'moving-outside']);
+    const back = await waitScope(
+      'fn-moving',
+      (s) => active(s) && s.status?.scopeClass === 'serverless-default',
+    );
+    expect(back.status?.inventory?.some((ref) => ref.kind === 'Namespace')).toBe(true);
+    expect(await get(`namespace/${envelope}`)).toBeDefined();
+    await k(['delete', 'scope', 'fn-moving', '-n', ns, '--wait=true', '--timeout=20s']);
+  });
+
   it('a resource waited for keeps the scope from active until it is Current (kstatus)', async () => {
     await k(
       ['apply', '-f', '-'],

@@ -45,6 +45,7 @@ import {
   accept,
   acceptanceBegun,
   type ClassRecord,
+  describeSlugHolder,
   type IdAllocator,
   type Identity,
   identify,
@@ -302,7 +303,8 @@ export class ScopeReconciler {
       if (current.status === 'active' && !changed) return undefined;
       return this.fail(scope, plan.reason, plan.message, identity);
     }
-    if (plan.provisioner === 'none') {
+    const leftovers = this.leftovers(scope, plan) !== undefined;
+    if (plan.provisioner === 'none' && !leftovers) {
       await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, record);
       return undefined;
     }
@@ -323,6 +325,15 @@ export class ScopeReconciler {
     if (rollout) {
       const waitMs = this.options.rollout.take(key);
       if (waitMs > 0) return { requeueAfter: waitMs };
+    }
+    if (leftovers) {
+      const cleared = await this.removeLeftovers(key, scope, spec, identity, plan, context.signal);
+      if ('result' in cleared) return cleared.result;
+      scope = cleared.scope;
+    }
+    if (plan.provisioner === 'none') {
+      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, record);
+      return undefined;
     }
     const phase: ScopePhase =
       current.status === 'updating' || (current.status === 'active' && (changed || rollout))
@@ -552,7 +563,7 @@ export class ScopeReconciler {
     if (spec.external_created !== true) {
       if (scope.metadata.annotations?.[RECONCILE_ANNOTATION] === 'disabled') return undefined;
       const plan = this.plan(key, scope, spec, identity);
-      if (plan.state !== 'ready') return undefined;
+      if (plan.state !== 'ready' || this.leftovers(scope, plan) !== undefined) return undefined;
       record = recordOf(plan.scopeClass);
       if (plan.provisioner !== 'none') {
         const progress = plan.provisioner.peek?.(plan.target);
@@ -641,14 +652,14 @@ export class ScopeReconciler {
     );
   }
 
-  /** Key of an older scope of the same application with this slug, if any. */
+  /** An older scope of the same application with this slug, if any: `ns/name (id N)`. */
   private olderWithSlug(
     scope: KubeObject<unknown, ScopeStatus>,
     spec: ScopeSpec,
     slug: string,
   ): string | undefined {
     const older = slugHolder(this.options.scopes, spec.application_id, slug, scope as ScopeObject);
-    return older === undefined ? undefined : keyOf(older.metadata);
+    return older === undefined ? undefined : describeSlugHolder(older);
   }
 
   private async finalize(
@@ -765,6 +776,87 @@ export class ScopeReconciler {
     if ((status.inventory ?? []).length > 0) return this.options.provisioners.namespace;
     const type = scopeClass?.spec?.provisioner.type ?? 'namespace';
     return type === 'none' ? undefined : this.options.provisioners[type];
+  }
+
+  /**
+   * The provisioner that made what the scope's inventory records, when its class now
+   * provisions otherwise (a webhook, or none): those objects are an earlier class's, and
+   * nothing else would ever remove them before the scope is deleted.
+   */
+  private leftovers(
+    scope: KubeObject<unknown, ScopeStatus>,
+    plan: Plan & { state: 'ready' },
+  ): ScopeProvisioner | undefined {
+    const maker = this.options.provisioners.namespace;
+    if ((scope.status?.inventory ?? []).length === 0 || plan.provisioner === maker) {
+      return undefined;
+    }
+    return maker;
+  }
+
+  /**
+   * Removes what an earlier class made (see leftovers()) before the new provisioner runs: the
+   * scope shows `updating` (or stays `creating`) meanwhile, and a refusal fails it as a
+   * provisioning refusal would.
+   */
+  private async removeLeftovers(
+    key: string,
+    scope: KubeObject<unknown, ScopeStatus>,
+    spec: ScopeSpec,
+    identity: Identity,
+    plan: Plan & { state: 'ready' },
+    signal: AbortSignal | undefined,
+  ): Promise<{ scope: KubeObject<unknown, ScopeStatus> } | { result: Result | undefined }> {
+    const remover = this.leftovers(scope, plan);
+    if (remover === undefined) return { scope };
+    const record = recordOf(plan.scopeClass);
+    const status = scope.status?.status;
+    const phase: ScopePhase =
+      status === 'active' || status === 'updating' ? 'updating' : 'creating';
+    const progress = await remover.remove(
+      this.target(key, scope, spec, identity, plan.scopeClass),
+      signal,
+    );
+    const inventory = progress.inventory ?? scope.status?.inventory ?? [];
+    switch (progress.state) {
+      case 'ready':
+        return {
+          scope: await this.setStatus(
+            scope,
+            phase,
+            identity,
+            {
+              health: 'reconciling',
+              reason: 'Pruning',
+              message: `removed what an earlier class made; ScopeClass ${record.scopeClass} provisions the scope now`,
+            },
+            { ...record, inventory: [] },
+          ),
+        };
+      case 'in_progress':
+        await this.setStatus(
+          scope,
+          phase,
+          identity,
+          { health: 'reconciling', reason: 'Pruning', message: progress.message },
+          { ...record, inventory },
+        );
+        return { result: { requeueAfter: progress.retryAfterMs ?? 1000 } };
+      case 'failed':
+        if (progress.missingRight !== undefined) {
+          this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
+        }
+        await this.setStatus(
+          scope,
+          'failed',
+          identity,
+          { health: 'stalled', reason: progress.reason, message: progress.message },
+          { ...record, inventory },
+        );
+        if (progress.reason === 'Forbidden')
+          return { result: { requeueAfter: FORBIDDEN_RETRY_MS } };
+        throw new Stalled(progress.reason, progress.message);
+    }
   }
 
   /** What is kept for a scope that is gone. */
