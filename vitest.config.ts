@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // Cached objects are frozen: code that changes one in place fails its test (src/kube/cache.ts).
+    env: { NRN_FREEZE_CACHE: '1' },
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {

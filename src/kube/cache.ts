@@ -1,21 +1,24 @@
 // The informer's store: objects by namespace/name, plus named indexes (object -> values) kept
-// up to date on every write, so lookups like "scopes of application 7" cost no scan.
+// up to date on every write, so lookups like "scopes of application 7" cost no scan. As in
+// client-go's threadSafeStore, an object is unfiled by running the index function on the
+// object it replaces: cached objects are never changed in place (NRN_FREEZE_CACHE=1 makes
+// that a TypeError, and the test suite runs so), so no key -> values map is kept beside them.
 import { keyOf } from './client.js';
 
 export type IndexFunction<O> = (object: O) => readonly string[];
 
 /**
- * One value and one key (the usual case: most index values name one object, most objects have
- * one value) are kept as the string itself, not in a Set or an array: with 100,000 objects
- * cached, that spares some 400 bytes per value.
+ * One key per value (the usual case: most index values name one object) is kept as the string
+ * itself, not in a Set: with 100,000 objects cached, that spares some 400 bytes per value.
  */
 interface Index<O> {
   readonly fn: IndexFunction<O>;
   /** value -> key(s) of the objects that have it */
   readonly byValue: Map<string, string | Set<string>>;
-  /** key -> the value(s) it was filed under, to unfile it without re-running fn on the old object */
-  readonly byKey: Map<string, string | readonly string[]>;
 }
+
+/** Tests set it: a cached object changed in place would unfile wrongly, so make that throw. */
+const FREEZE = process.env.NRN_FREEZE_CACHE === '1';
 
 export interface CacheDiff<O> {
   readonly added: O[];
@@ -66,9 +69,9 @@ export class ObjectCache<O extends Meta> {
   /** Adds an index over the objects already cached, then keeps it up to date. */
   addIndex(name: string, fn: IndexFunction<O>): void {
     if (this.indexes.has(name)) throw new Error(`index ${name} exists already`);
-    const index: Index<O> = { fn, byValue: new Map(), byKey: new Map() };
+    const index: Index<O> = { fn, byValue: new Map() };
     this.indexes.set(name, index);
-    for (const [key, object] of this.objects) file(index, key, object);
+    for (const [key, object] of this.objects) file(index, key, fn(object));
   }
 
   hasIndex(name: string): boolean {
@@ -99,13 +102,19 @@ export class ObjectCache<O extends Meta> {
   upsert(object: O): O | undefined {
     const key = keyOf(object.metadata);
     const old = this.objects.get(key);
+    if (FREEZE) deepFreeze(object);
     this.objects.set(key, object);
     for (const index of this.indexes.values()) {
-      // Most updates leave the indexed values as they were: nothing to refile then.
       const values = index.fn(object);
-      if (old !== undefined && sameValues(index.byKey.get(key), values)) continue;
-      unfile(index, key);
-      file(index, key, object, values);
+      if (old === undefined) {
+        file(index, key, values);
+        continue;
+      }
+      // Most updates leave the indexed values as they were: nothing to refile then.
+      const previous = index.fn(old);
+      if (sameValues(previous, values)) continue;
+      unfile(index, key, previous);
+      file(index, key, values);
     }
     return old;
   }
@@ -114,7 +123,7 @@ export class ObjectCache<O extends Meta> {
     const old = this.objects.get(key);
     if (old === undefined) return undefined;
     this.objects.delete(key);
-    for (const index of this.indexes.values()) unfile(index, key);
+    for (const index of this.indexes.values()) unfile(index, key, index.fn(old));
     return old;
   }
 
@@ -140,11 +149,8 @@ export class ObjectCache<O extends Meta> {
   }
 }
 
-function file<O>(index: Index<O>, key: string, object: O, values = index.fn(object)): void {
-  if (values.length === 0) return;
-  const unique = values.length === 1 ? values : [...new Set(values)];
-  index.byKey.set(key, unique.length === 1 ? (unique[0] as string) : unique);
-  for (const value of unique) {
+function file<O>(index: Index<O>, key: string, values: readonly string[]): void {
+  for (const value of values) {
     const keys = index.byValue.get(value);
     if (keys === undefined) index.byValue.set(value, key);
     else if (typeof keys !== 'string') keys.add(key);
@@ -152,11 +158,8 @@ function file<O>(index: Index<O>, key: string, object: O, values = index.fn(obje
   }
 }
 
-function unfile<O>(index: Index<O>, key: string): void {
-  const filed = index.byKey.get(key);
-  if (filed === undefined) return;
-  index.byKey.delete(key);
-  for (const value of typeof filed === 'string' ? [filed] : filed) {
+function unfile<O>(index: Index<O>, key: string, values: readonly string[]): void {
+  for (const value of values) {
     const keys = index.byValue.get(value);
     if (keys === undefined) continue;
     if (typeof keys === 'string') {
@@ -168,13 +171,16 @@ function unfile<O>(index: Index<O>, key: string): void {
   }
 }
 
-/** Whether `values` are what was filed (order and repeats aside). */
-function sameValues(
-  filed: string | readonly string[] | undefined,
-  values: readonly string[],
-): boolean {
-  if (filed === undefined) return values.length === 0;
-  if (typeof filed === 'string') return values.length > 0 && values.every((v) => v === filed);
-  const unique = new Set(values);
-  return unique.size === filed.length && filed.every((v) => unique.has(v));
+/** Whether two lists of index values hold the same values (order and repeats aside). */
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length === 1 && b.length === 1) return a[0] === b[0];
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((v) => right.has(v));
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const item of Object.values(value)) deepFreeze(item);
 }

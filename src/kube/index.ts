@@ -34,7 +34,13 @@ export {
 } from './errors.js';
 export { Informer, type InformerListeners, type InformerOptions } from './informer.js';
 export { type ConnectOptions, connect, type Kube } from './kube.js';
-export { LAST_APPLIED_ANNOTATION, leanObject, metadataOnly, StringPool } from './lean.js';
+export {
+  LAST_APPLIED_ANNOTATION,
+  leanObject,
+  leanWithoutStatus,
+  metadataOnly,
+  StringPool,
+} from './lean.js';
 export * from './resources.js';
 export {
   type DiscoveryTransport,

@@ -6,6 +6,7 @@ import type { KubeObject } from '../../../src/kube/client.js';
 import {
   LAST_APPLIED_ANNOTATION,
   leanObject,
+  leanWithoutStatus,
   metadataOnly,
   StringPool,
 } from '../../../src/kube/lean.js';
@@ -42,6 +43,33 @@ describe('leanObject', () => {
     delete (expected.metadata.annotations as Record<string, string>)[LAST_APPLIED_ANNOTATION];
     expect(leanObject(object)).toBe(object);
     expect(object).toEqual(expected);
+  });
+
+  it('drops managedFields in place: deleted when last (as kube-apiserver writes a built-in kind), else left undefined', () => {
+    const last = parsed('a');
+    const metadata = last.metadata;
+    expect(leanObject(last).metadata).toBe(metadata);
+    expect('managedFields' in metadata).toBe(false);
+
+    const first = parsed('b');
+    const { managedFields, ...rest } = first.metadata;
+    first.metadata = { managedFields, ...rest };
+    const before = first.metadata;
+    const lean = leanObject(first);
+    expect(lean.metadata).toBe(before);
+    expect(lean.metadata.managedFields).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(lean.metadata))).toEqual(
+      JSON.parse(JSON.stringify(leanObject(parsed('b')).metadata)),
+    );
+  });
+
+  it('leanWithoutStatus drops the status too, and nothing else', () => {
+    const object = parsed('c');
+    const expected = leanObject(parsed('c'));
+    const lean = leanWithoutStatus(object);
+    expect(lean.status).toBeUndefined();
+    const { status: _status, ...kept } = expected;
+    expect(JSON.parse(JSON.stringify(lean))).toEqual(JSON.parse(JSON.stringify(kept)));
   });
 
   it('drops annotations altogether when the last-applied copy was the only one', () => {

@@ -13,6 +13,7 @@ import {
   type KubeObject,
   LimitRanges,
   leanObject,
+  leanWithoutStatus,
   Namespaces,
   NetworkPolicies,
   ResourceQuotas,
@@ -149,12 +150,4 @@ export class ChildInformers {
       if (!this.stopped) this.options.log.warn({ err: error }, 'child informer did not start');
     });
   }
-}
-
-/** leanObject without the status. */
-function leanWithoutStatus<O extends KubeObject<unknown, unknown>>(object: O): O {
-  const lean = leanObject(object);
-  if (lean.status === undefined) return lean;
-  const { status: _status, ...rest } = lean;
-  return rest as O;
 }
