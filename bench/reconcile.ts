@@ -12,13 +12,15 @@
 //                              BENCH_CACHE_SERVICES to scale it; BENCH_SETTLE=1 to wait for
 //                              every service to be reconciled too; BENCH_HEAP_SNAPSHOT=FILE
 //                              for the operator's heap at the end; BENCH_NODE_FLAGS, e.g.
-//                              --cpu-prof, go to both servers' node)
+//                              --cpu-prof, go to both servers' node; BENCH_HEAP_GROWTH=N
+//                              for the operator's --heap-growth, 0 for V8's own)
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_HEAP_GROWTH_PERCENT } from '../src/runtime/heap.js';
 import { call, percentile } from './support/api.js';
 import { concurrently, type Lines, linesOf, support } from './support/processes.js';
 import { emit } from './support/report.js';
@@ -648,7 +650,7 @@ try {
 }
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write(
-  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, ${process.env.BENCH_TSX === '1' ? 'under tsx' : 'compiled'}, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'})\n`,
+  `\noperator reconcile benchmark (node ${process.version}; control plane and operator in their own processes, ${process.env.BENCH_TSX === '1' ? 'under tsx' : 'compiled'}, fsync ${process.env.BENCH_FSYNC === '0' ? 'off' : 'on'}, operator heap growth ${process.env.BENCH_HEAP_GROWTH ?? `${DEFAULT_HEAP_GROWTH_PERCENT}% as nrn-operator run's default`})\n`,
 );
 for (const [name, value, goal] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${value.padStart(22)}  ${goal}\n`);

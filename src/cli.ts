@@ -112,6 +112,7 @@ export async function main(argv: string[]): Promise<number> {
           host: flags.host,
           operator: !flags['no-operator'],
           scopeClassRolloutRate: flags['scope-class-rollout-rate'],
+          heapGrowthPercent: flags['heap-growth'],
           webhookPort: flags['webhook-port'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           ...(flags['no-facade'] ? {} : { facade: facadeAddress(flags) }),
@@ -128,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
         runOperator({
           leaderElection: !flags['no-leader-election'],
           scopeClassRolloutRate: flags['scope-class-rollout-rate'],
+          heapGrowthPercent: flags['heap-growth'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },
           namespace: flags.namespace,

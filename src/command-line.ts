@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from './log.js';
+import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './runtime/heap.js';
 
 /** What the help and the README say of a flag; the schema it is registered on says the rest. */
 export interface FlagMeta {
@@ -44,6 +45,21 @@ const rolloutRate = () =>
       value: 'N',
       env: 'NRN_SCOPE_CLASS_ROLLOUT_RATE',
       help: 'scopes a second a changed ScopeClass reaches (its rollout pace)',
+    });
+
+const GROWTH = `a whole percent from 0 to ${MAX_HEAP_GROWTH_PERCENT}`;
+
+const heapGrowth = () =>
+  z
+    .string()
+    .regex(/^\d{1,3}$/, `not ${GROWTH}`)
+    .transform(Number)
+    .refine((n) => n <= MAX_HEAP_GROWTH_PERCENT, `not ${GROWTH}`)
+    .default(DEFAULT_HEAP_GROWTH_PERCENT)
+    .register(flagMeta, {
+      value: 'PERCENT',
+      env: 'NRN_HEAP_GROWTH',
+      help: "how far the process's JavaScript heap grows past what is live before a full garbage collection: lower holds less memory for more collections (0: V8's own choice, up to 300)",
     });
 
 /** A whole number from 1 to `max`, as a flag spells it. */
@@ -208,6 +224,7 @@ const localSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    'heap-growth': heapGrowth(),
     // Any free port: several local planes often run side by side; each start registers its own.
     'webhook-port': port().default(0).register(flagMeta, {
       value: 'PORT',
@@ -260,6 +277,7 @@ const runSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    'heap-growth': heapGrowth(),
     'webhook-port': port().default(9443).register(flagMeta, {
       value: 'PORT',
       env: 'NRN_WEBHOOK_PORT',

@@ -39,6 +39,7 @@ import {
 } from './observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME, startOperator } from './operator.js';
 import { messageOf, Parts } from './parts.js';
+import { DEFAULT_HEAP_GROWTH_PERCENT, setHeapGrowth } from './runtime/index.js';
 import { installDefaultScopeClasses } from './scope-classes-install.js';
 import { readTlsPair } from './util/serving-tls.js';
 
@@ -84,11 +85,14 @@ export interface LocalOptions {
   scopeClassRolloutRate?: number;
   /** The admission webhook's port (0: any free one); it is served with the operator. */
   webhookPort?: number;
+  /** How far V8's heap grows past what is live (ADR 0026); undefined: the default. */
+  heapGrowthPercent?: number;
 }
 
 /** `nrn-operator local`: runs until SIGINT or SIGTERM, then stops cleanly. */
 export async function runLocal(options: LocalOptions): Promise<number> {
   const log = createLogger(options.log);
+  setHeapGrowth(options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
   const dataDir = resolve(options.dataDir);
   // Stopped in reverse: callers (facade, operator) before the API server they need.
   const parts = new Parts();
@@ -260,11 +264,14 @@ export interface RunOptions {
   facade?: FacadeAddress;
   /** The admission webhook; served only with a certificate (the API server calls it by HTTPS). */
   webhook?: WebhookAddress;
+  /** How far V8's heap grows past what is live (ADR 0026); undefined: the default. */
+  heapGrowthPercent?: number;
 }
 
 /** `nrn-operator run`: the operator against the current kubeconfig or the in-cluster config. */
 export async function runOperator(options: RunOptions): Promise<number> {
   const log: Logger = createLogger(options.log);
+  setHeapGrowth(options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
   const parts = new Parts();
   const kube = await parts.start(
     'client',

@@ -6,11 +6,14 @@
 import { StaticAuthenticator, startFacade } from '../../src/facade/index.js';
 import { connect } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log.js';
+import { DEFAULT_HEAP_GROWTH_PERCENT, setHeapGrowth } from '../../src/runtime/index.js';
 
 const [kubeconfigPath, token, namespace] = process.argv.slice(2);
 if (kubeconfigPath === undefined || token === undefined || namespace === undefined) {
   throw new Error('usage: facade-server.ts KUBECONFIG TOKEN OPERATOR_NAMESPACE');
 }
+// As `nrn-operator run`, which serves the facade, does (its --heap-growth).
+setHeapGrowth(Number(process.env.BENCH_HEAP_GROWTH ?? DEFAULT_HEAP_GROWTH_PERCENT));
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const heap = () => {
   gc();

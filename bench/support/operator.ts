@@ -16,9 +16,12 @@ import { connect, rawResource } from '../../src/kube/index.js';
 import { createLogger, type LogLevel } from '../../src/log.js';
 import type { ObservedOperator } from '../../src/observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, startOperator } from '../../src/operator.js';
+import { DEFAULT_HEAP_GROWTH_PERCENT, setHeapGrowth } from '../../src/runtime/index.js';
 import { installDefaultScopeClasses } from '../../src/scope-classes-install.js';
 
 const [kubeconfigPath] = process.argv.slice(2);
+// As `nrn-operator run` does (its --heap-growth), or BENCH_HEAP_GROWTH to compare another.
+setHeapGrowth(Number(process.env.BENCH_HEAP_GROWTH ?? DEFAULT_HEAP_GROWTH_PERCENT));
 if (kubeconfigPath === undefined) throw new Error('usage: operator.ts KUBECONFIG');
 
 let scopeReconciles = 0;

@@ -12,6 +12,11 @@ export {
   toError,
 } from './controller.js';
 export {
+  DEFAULT_HEAP_GROWTH_PERCENT,
+  MAX_HEAP_GROWTH_PERCENT,
+  setHeapGrowth,
+} from './heap.js';
+export {
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,
   DEFAULT_RETRY_PERIOD_MS,

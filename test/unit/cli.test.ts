@@ -11,6 +11,7 @@ import { DEFAULT_BASE_DOMAIN } from '../../src/domain/names.js';
 import { DEFAULT_FACADE_PORT } from '../../src/facade/index.js';
 import { DEFAULT_METRICS_PORT } from '../../src/observability.js';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/operator.js';
+import { DEFAULT_HEAP_GROWTH_PERCENT } from '../../src/runtime/index.js';
 import { terminate } from '../support/operator-processes.js';
 
 const CLI = join(import.meta.dirname, '../../src/cli.ts');
@@ -104,6 +105,16 @@ describe('nrn-operator refuses a bad command line', () => {
     [['run', '--metrics-port', '65536'], /--metrics-port "65536": not a port/, 'run'],
     [['run', '--facade-auth', 'open'], /--facade-auth "open": not one of kubernetes/, 'run'],
     [['run', '--no-facade=yes'], /--no-facade takes no value$/, 'run'],
+    [
+      ['run', '--heap-growth', '301'],
+      /--heap-growth "301": not a whole percent from 0 to 300$/,
+      'run',
+    ],
+    [
+      ['local', '--heap-growth', '-5'],
+      /--heap-growth "-5": not a whole percent from 0 to 300$/,
+      'local',
+    ],
     [
       ['local', '--log-level', 'loud'],
       /--log-level "loud": not one of trace, debug, info/,
@@ -204,6 +215,8 @@ describe('the defaults', () => {
     expect(run['base-domain']).toBeUndefined();
     expect(configurationTable()).toContain(`| ${DEFAULT_BASE_DOMAIN} |`);
     expect(COMMANDS.local.schema.parse({})['facade-port']).toBe(DEFAULT_FACADE_PORT);
+    expect(run['heap-growth']).toBe(DEFAULT_HEAP_GROWTH_PERCENT);
+    expect(COMMANDS.local.schema.parse({})['heap-growth']).toBe(DEFAULT_HEAP_GROWTH_PERCENT);
   });
 });
 
