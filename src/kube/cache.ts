@@ -171,12 +171,13 @@ function unfile<O>(index: Index<O>, key: string, values: readonly string[]): voi
   }
 }
 
-/** Whether two lists of index values hold the same values (order and repeats aside). */
+/**
+ * Whether two lists of index values hold the same values (order and repeats aside). Runs on
+ * every upsert for every index: no allocation, and lists are short (most hold one value).
+ */
 function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length === 1 && b.length === 1) return a[0] === b[0];
-  const left = new Set(a);
-  const right = new Set(b);
-  return left.size === right.size && [...left].every((v) => right.has(v));
+  if (a.length <= 1 && b.length <= 1) return a.length === b.length && a[0] === b[0];
+  return a.every((v) => b.includes(v)) && b.every((v) => a.includes(v));
 }
 
 function deepFreeze(value: unknown): void {

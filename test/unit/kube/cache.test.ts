@@ -1,5 +1,6 @@
 // The indexed cache: lookups by key, namespace and named index stay right through updates,
 // deletes and a relist's replace.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ObjectCache } from '../../../src/kube/cache.js';
 
@@ -92,6 +93,44 @@ describe('ObjectCache', () => {
     cache.remove('ns/x');
     expect(cache.indexValues('multi')).toEqual([]);
     expect(cache.indexValues('twice')).toEqual([]);
+  });
+
+  it('answers every index lookup as a scan would, through any run of upserts, removes and relists', () => {
+    // Values are unfiled by running the index function on the replaced object: whatever the
+    // sequence, byIndex must agree with filtering the cached objects.
+    const tags = (o: Obj) => (o.metadata.labels?.tags ?? '').split(',').filter((t) => t !== '');
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('upsert' as const),
+        name: fc.constantFrom('a', 'b', 'c', 'd'),
+        tags: fc.array(fc.constantFrom('x', 'y', 'z'), { maxLength: 3 }),
+      }),
+      fc.record({ kind: fc.constant('remove' as const), name: fc.constantFrom('a', 'b', 'c') }),
+      fc.record({ kind: fc.constant('relist' as const), keep: fc.constantFrom('a', 'b', 'c') }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const cache = new ObjectCache<Obj>();
+        cache.addIndex('tags', tags);
+        let rv = 0;
+        for (const o of ops) {
+          if (o.kind === 'upsert') {
+            rv++;
+            const object = obj('ns', o.name, String(rv));
+            object.metadata.labels = { tags: o.tags.join(',') };
+            cache.upsert(object);
+          } else if (o.kind === 'remove') cache.remove(`ns/${o.name}`);
+          else cache.replace(cache.list().filter((c) => c.metadata.name === o.keep));
+          for (const tag of ['x', 'y', 'z']) {
+            const scanned = names(cache.list().filter((c) => tags(c).includes(tag)));
+            expect(names(cache.byIndex('tags', tag))).toEqual(scanned);
+          }
+          const values = new Set(cache.list().flatMap(tags));
+          expect(cache.indexValues('tags').sort()).toEqual([...values].sort());
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('replace reports what a relist changed and leaves the indexes right', () => {
