@@ -69,7 +69,11 @@ export function variableNameProblem(name: string): string | undefined {
  * `uses` is the set of declared variables the expression names (a CRD rule naming `oldSelf` is
  * a transition rule).
  */
-export function compileCel(source: string, variables: readonly string[]): Compiled {
+export function compileCel(
+  source: string,
+  variables: readonly string[],
+  shapes: Readonly<Record<string, Shape>> = {},
+): Compiled {
   let root: Expr;
   try {
     root = parse(source).expr;
@@ -77,7 +81,7 @@ export function compileCel(source: string, variables: readonly string[]): Compil
     return { ok: false, errors: [`syntax error: ${describe(error).replace(/^<input>:/, '')}`] };
   }
   const uses = new Set<string>();
-  const errors = check(root, new Set(), new Set(variables), uses);
+  const errors = check(root, new Set(), { variables: new Set(variables), uses, shapes });
   if (errors.length > 0) return { ok: false, errors };
   try {
     const program = plan(ENV, root);
@@ -87,27 +91,36 @@ export function compileCel(source: string, variables: readonly string[]): Compil
   }
 }
 
-/** Unknown names and functions; wraps each comprehension's condition in the meter's tick. */
-function check(
-  expr: Expr | undefined,
-  bound: ReadonlySet<string>,
-  variables: ReadonlySet<string>,
-  uses: Set<string>,
-): string[] {
+/** What check() reads and records across one expression. */
+interface CheckContext {
+  readonly variables: ReadonlySet<string>;
+  readonly uses: Set<string>;
+  readonly shapes: Readonly<Record<string, Shape>>;
+}
+
+/**
+ * Unknown names, functions and fields (see Shape); wraps each comprehension's condition in the
+ * meter's tick.
+ */
+function check(expr: Expr | undefined, bound: ReadonlySet<string>, ctx: CheckContext): string[] {
   if (expr === undefined) return [];
   const kind = expr.exprKind;
   switch (kind.case) {
     case 'identExpr': {
       const name = kind.value.name;
       if (bound.has(name) || TYPE_NAMES.has(name)) return [];
-      if (variables.has(name)) {
-        uses.add(name);
+      if (ctx.variables.has(name)) {
+        ctx.uses.add(name);
         return [];
       }
-      return [`unknown variable '${name}' (known: ${[...variables].join(', ') || 'none'})`];
+      return [`unknown variable '${name}' (known: ${[...ctx.variables].join(', ') || 'none'})`];
     }
-    case 'selectExpr':
-      return check(kind.value.operand, bound, variables, uses);
+    case 'selectExpr': {
+      const errors = check(kind.value.operand, bound, ctx);
+      if (errors.length > 0) return errors;
+      const problem = fieldProblem(expr, bound, ctx.shapes);
+      return problem !== undefined ? [problem] : [];
+    }
     case 'callExpr': {
       const call = kind.value;
       const errors: string[] = [];
@@ -120,30 +133,28 @@ function check(
       } else {
         if (!PLANNER_OPERATORS.has(call.function) && ENV.funcs.find(call.function) === undefined)
           errors.push(`unknown function '${call.function}'`);
-        errors.push(...check(call.target, bound, variables, uses));
+        errors.push(...check(call.target, bound, ctx));
       }
-      for (const arg of call.args) errors.push(...check(arg, bound, variables, uses));
+      for (const arg of call.args) errors.push(...check(arg, bound, ctx));
       return errors;
     }
     case 'listExpr':
-      return kind.value.elements.flatMap((element) => check(element, bound, variables, uses));
+      return kind.value.elements.flatMap((element) => check(element, bound, ctx));
     case 'structExpr':
       return kind.value.entries.flatMap((entry) => [
-        ...(entry.keyKind.case === 'mapKey'
-          ? check(entry.keyKind.value, bound, variables, uses)
-          : []),
-        ...check(entry.value, bound, variables, uses),
+        ...(entry.keyKind.case === 'mapKey' ? check(entry.keyKind.value, bound, ctx) : []),
+        ...check(entry.value, bound, ctx),
       ]);
     case 'comprehensionExpr': {
       const loop = kind.value;
       const inner = new Set([...bound, loop.accuVar]);
       const iterated = new Set([...inner, loop.iterVar]);
       const errors = [
-        ...check(loop.iterRange, bound, variables, uses),
-        ...check(loop.accuInit, bound, variables, uses),
-        ...check(loop.loopCondition, iterated, variables, uses),
-        ...check(loop.loopStep, iterated, variables, uses),
-        ...check(loop.result, inner, variables, uses),
+        ...check(loop.iterRange, bound, ctx),
+        ...check(loop.accuInit, bound, ctx),
+        ...check(loop.loopCondition, iterated, ctx),
+        ...check(loop.loopStep, iterated, ctx),
+        ...check(loop.result, inner, ctx),
       ];
       if (loop.loopCondition !== undefined) {
         loop.loopCondition = create(ExprSchema, {
@@ -158,6 +169,49 @@ function check(
     default:
       return [`unsupported expression (${kind.case ?? 'empty'})`];
   }
+}
+
+/**
+ * What an expression may select below a variable: the fields it has (each with its own shape),
+ * or 'open' for a map, or a value whose fields are not known. Selecting a field a shape lacks
+ * is a problem at compile time, as cel-go's checker reports one for a declared object type,
+ * rather than a `no such key` for every value it is later evaluated on.
+ */
+export type Shape = 'open' | { readonly fields: Readonly<Record<string, Shape>> };
+
+/** A select (`a.b.c`, or `has(a.b.c)`) of a field the shape of its variable lacks. */
+function fieldProblem(
+  expr: Expr,
+  bound: ReadonlySet<string>,
+  shapes: Readonly<Record<string, Shape>>,
+): string | undefined {
+  const path: string[] = [];
+  let at: Expr | undefined = expr;
+  while (at?.exprKind.case === 'selectExpr') {
+    path.unshift(at.exprKind.value.field);
+    at = at.exprKind.value.operand;
+  }
+  if (at?.exprKind.case !== 'identExpr') return undefined;
+  const root = at.exprKind.value.name;
+  // A comprehension's own variable may hide a declared one of the same name.
+  if (bound.has(root)) return undefined;
+  let shape: Shape | undefined = shapes[root];
+  let where = root;
+  for (const field of path) {
+    if (shape === undefined || shape === 'open') return undefined;
+    const next: Shape | undefined = Object.hasOwn(shape.fields, field)
+      ? shape.fields[field]
+      : undefined;
+    if (next === undefined) {
+      const known = Object.keys(shape.fields);
+      return known.length === 0
+        ? `${where} has no fields: '${field}' cannot be selected`
+        : `unknown field '${field}' of ${where} (known: ${known.join(', ')})`;
+    }
+    shape = next;
+    where = `${where}.${field}`;
+  }
+  return undefined;
 }
 
 function qualifiedName(expr: Expr): string | undefined {

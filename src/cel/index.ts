@@ -1,7 +1,13 @@
 // The CEL module of the repository (one owner for CEL: ScopeClass templates and the local
 // control plane's CRD validation rules both evaluate here): the environment, compiling, the
 // JSON <-> CEL mapping and the cost meter, with Kubernetes' limits for CRD rules.
-export { type CelProgram, type Compiled, compileCel, variableNameProblem } from './compile.js';
+export {
+  type CelProgram,
+  type Compiled,
+  compileCel,
+  type Shape,
+  variableNameProblem,
+} from './compile.js';
 export { CostLimitExceeded, charge, type Metered, metered } from './cost.js';
 export { celString, ENV } from './env.js';
 export { celTypeName, setKey, toCel, toJson, ValueProblem } from './values.js';

@@ -280,6 +280,16 @@ describe('operator admission webhook', () => {
     });
     expect(bad.allowed).toBe(false);
     expect(bad.status?.message).toMatch(/^spec\.namespace\.labels\.team: /);
+    // A misspelt field is refused here too, not found later scope by scope.
+    const misspelt = await ask(
+      'ScopeClass',
+      scopeClass('misspelt', '${string(scope.requested_spec.memroy)}'),
+      { namespace: undefined },
+    );
+    expect(misspelt.allowed).toBe(false);
+    expect(misspelt.status?.message).toMatch(
+      /^spec\.namespace\.labels\.team: .*unknown field 'memroy' of scope\.requested_spec \(known: memory_in_gb, cpu_profile, local_storage_in_gb\)/,
+    );
     const good = await ask('ScopeClass', scopeClass('good', '${scope.name}'), {
       namespace: undefined,
     });

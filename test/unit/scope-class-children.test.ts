@@ -210,6 +210,93 @@ describe('resources', () => {
     ]);
   });
 
+  it('a placeholder selecting a field the scope or application never has does not compile, naming path and field', () => {
+    const result = CompiledClass.compile(
+      ScopeClassSpec.parse({
+        scope_type: 'web_pool',
+        namespace: { name: 'x-${scope.namespace}' },
+        resources: [
+          {
+            name: 'cm',
+            manifest: {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: 'c' },
+              data: {
+                memory: '${string(scope.requested_spec.memroy)}',
+                owner: '${application.owner}',
+                deep: '${scope.slug.first}',
+                tested: '${has(scope.teir) ? "t" : "f"}',
+              },
+            },
+          },
+        ],
+      }),
+    );
+    expect('problems' in result).toBe(true);
+    if (!('problems' in result)) return;
+    expect(result.problems.map((p) => [p.path, p.message])).toEqual([
+      [
+        'spec.namespace.name',
+        expect.stringMatching(/unknown field 'namespace' of scope \(known: /),
+      ],
+      [
+        'spec.resources[0].manifest.data.memory',
+        expect.stringMatching(
+          /unknown field 'memroy' of scope\.requested_spec \(known: memory_in_gb, cpu_profile, local_storage_in_gb\)/,
+        ),
+      ],
+      [
+        'spec.resources[0].manifest.data.owner',
+        expect.stringMatching(
+          /unknown field 'owner' of application \(known: id, name, slug, nrn\)/,
+        ),
+      ],
+      [
+        'spec.resources[0].manifest.data.deep',
+        expect.stringMatching(/scope\.slug has no fields: 'first' cannot be selected/),
+      ],
+      [
+        'spec.resources[0].manifest.data.tested',
+        expect.stringMatching(/unknown field 'teir' of scope/),
+      ],
+    ]);
+  });
+
+  it('every field the shapes name is there to render, and maps take any key', () => {
+    const spec = ScopeClassSpec.parse({
+      scope_type: 'web_pool',
+      resources: [
+        {
+          name: 'cm',
+          manifest: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: 'all' },
+            data: {
+              scope:
+                '${[scope.id, scope.name, scope.slug, scope.nrn, scope.domain, scope.type, scope.tier, scope.namespace].map(v, string(v)).join(",")}',
+              spec: '${string(scope.requested_spec.memory_in_gb) + scope.requested_spec.cpu_profile + string(scope.requested_spec.local_storage_in_gb)}',
+              maps: '${scope.dimensions.region + scope.labels.team}',
+              application:
+                '${[application.id, application.name, application.slug, application.nrn].map(v, string(v)).join(",")}',
+            },
+          },
+        },
+      ],
+    });
+    const children = rendered(
+      compiled(spec).render(facts({ tier: 'critical', dimensions: { region: 'eu' } })),
+    );
+    expect(children[1]?.manifest.data).toEqual({
+      scope:
+        '5,web,web,organization=1:application=2:scope=5,shop-web-abcde.nrn.local,web_pool,critical,nrn-scope-5',
+      spec: '1.5intensive4',
+      maps: 'eupayments',
+      application: '2,Shop,shop,organization=1:application=2',
+    });
+  });
+
   it('a namespace pattern that renders to no DNS label is a problem at its path', () => {
     const spec = ScopeClassSpec.parse({
       scope_type: 'web_pool',

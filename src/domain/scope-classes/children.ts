@@ -2,7 +2,8 @@
 // once per generation (every placeholder parsed and checked, so a broken class is reported
 // before any scope uses it), then rendered per scope into the objects to apply — the namespace
 // envelope and the class's resources — each labelled and annotated as the scope's.
-import type { RequestedSpec, ScopeClassSpec, ScopeSpec } from '../../api/index.js';
+import { RequestedSpec, type ScopeClassSpec, type ScopeSpec } from '../../api/index.js';
+import type { Shape } from '../../cel/index.js';
 import {
   labelValue,
   MANAGED_BY,
@@ -20,6 +21,7 @@ import type { Identity } from '../scopes/index.js';
 import {
   type CompiledTemplate,
   compileTemplate,
+  DEFAULT_TEMPLATE_LIMITS,
   type TemplateProblem,
   type TemplateVariables,
 } from './template.js';
@@ -29,6 +31,35 @@ import {
  * reserves the word `namespace` itself).
  */
 export const TEMPLATE_VARIABLES = ['scope', 'application'] as const;
+
+const VALUE: Shape = { fields: {} };
+const SCOPE_FIELDS: Record<string, Shape> = {
+  id: VALUE,
+  name: VALUE,
+  slug: VALUE,
+  nrn: VALUE,
+  domain: VALUE,
+  type: VALUE,
+  tier: VALUE,
+  dimensions: 'open',
+  labels: 'open',
+  requested_spec: {
+    fields: Object.fromEntries(Object.keys(RequestedSpec.shape).map((field) => [field, VALUE])),
+  },
+};
+/**
+ * What the variables hold (scopeVariables): a placeholder selecting a field they lack
+ * (`scope.requested_spec.memroy`) does not compile, so the class is refused or Stalled naming
+ * it, instead of failing every scope it serves. The namespace's name cannot use itself.
+ */
+const TEMPLATE_SHAPES: Readonly<Record<string, Shape>> = {
+  scope: { fields: { ...SCOPE_FIELDS, namespace: VALUE } },
+  application: { fields: { id: VALUE, name: VALUE, slug: VALUE, nrn: VALUE } },
+};
+const NAMESPACE_NAME_SHAPES: Readonly<Record<string, Shape>> = {
+  ...TEMPLATE_SHAPES,
+  scope: { fields: SCOPE_FIELDS },
+};
 export const QUOTA_NAME = 'scope-quota';
 export const LIMIT_RANGE_NAME = 'scope-limits';
 export const NETWORK_POLICY_NAME = 'scope-default-deny';
@@ -101,7 +132,13 @@ export class CompiledClass {
   static compile(spec: ScopeClassSpec): CompiledClass | { problems: TemplateProblem[] } {
     const problems: TemplateProblem[] = [];
     const compile = (value: unknown, path: string): CompiledTemplate | undefined => {
-      const result = compileTemplate(value, path, TEMPLATE_VARIABLES);
+      const result = compileTemplate(
+        value,
+        path,
+        TEMPLATE_VARIABLES,
+        DEFAULT_TEMPLATE_LIMITS,
+        TEMPLATE_SHAPES,
+      );
       if ('problems' in result) {
         problems.push(...result.problems);
         return undefined;
@@ -109,10 +146,13 @@ export class CompiledClass {
       return result;
     };
     // The namespace name may not name itself.
-    const name = compileTemplate(spec.namespace.name, 'spec.namespace.name', [
-      'scope',
-      'application',
-    ]);
+    const name = compileTemplate(
+      spec.namespace.name,
+      'spec.namespace.name',
+      TEMPLATE_VARIABLES,
+      DEFAULT_TEMPLATE_LIMITS,
+      NAMESPACE_NAME_SHAPES,
+    );
     if ('problems' in name) problems.push(...name.problems);
     const labels = compile(spec.namespace.labels ?? {}, 'spec.namespace.labels');
     const annotations = compile(spec.namespace.annotations ?? {}, 'spec.namespace.annotations');

@@ -9,6 +9,7 @@ import {
   celTypeName,
   compileCel,
   metered,
+  type Shape,
   setKey,
   toCel,
   toJson,
@@ -65,16 +66,18 @@ export const DEFAULT_TEMPLATE_LIMITS: TemplateLimits = {
 /**
  * Parses and type-checks every placeholder of `value` (any JSON value) once. `variables` lists the
  * names an expression may use (e.g. ['scope', 'application', 'namespace']); an unknown name, a
- * syntax error, an unterminated `${`, an expression longer than the bound are problems at their
- * path (all of them, not just the first). `path` prefixes the reported paths.
+ * syntax error, an unterminated `${`, an expression longer than the bound, a field `shapes`
+ * says a variable lacks are problems at their path (all of them, not just the first). `path`
+ * prefixes the reported paths.
  */
 export function compileTemplate(
   value: unknown,
   path: string,
   variables: readonly string[],
   limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS,
+  shapes: Readonly<Record<string, Shape>> = {},
 ): CompiledTemplate | { problems: TemplateProblem[] } {
-  const compiler = new Compiler(new Set(variables), limits);
+  const compiler = new Compiler(new Set(variables), limits, shapes);
   for (const name of variables) {
     const problem = variableNameProblem(name);
     if (problem !== undefined) compiler.problems.push({ path, message: problem });
@@ -211,6 +214,7 @@ class Compiler {
   constructor(
     private readonly variables: ReadonlySet<string>,
     private readonly limits: TemplateLimits,
+    private readonly shapes: Readonly<Record<string, Shape>>,
   ) {}
 
   node(value: unknown, path: string, depth: number): Node {
@@ -293,7 +297,7 @@ class Compiler {
       this.problems.push({ path, message: 'empty placeholder `${}`' });
       return failed;
     }
-    const compiled = compileCel(source, [...this.variables]);
+    const compiled = compileCel(source, [...this.variables], this.shapes);
     if (!compiled.ok) {
       for (const message of compiled.errors)
         this.problems.push({ path, message: `${where}: ${message}` });
