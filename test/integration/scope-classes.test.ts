@@ -103,6 +103,11 @@ describe('scope classes', () => {
   };
   const scope = (name: string, app: number, extra = '') =>
     scopeYaml(ns, name, app, { memoryGb: 2, storageGb: 10, extra });
+  /** A serverless scope with these dimensions (`lane: fast`). */
+  const serverless = (name: string, dimensions: string) =>
+    scope(name, 40)
+      .replace('type: web_pool', 'type: serverless')
+      .concat(`  dimensions: {${dimensions}}\n`);
   const active = (s: View) => s.status?.status === 'active';
   const scopeNamespace = (s: View) => `nrn-scope-${s.status?.id}`;
 
@@ -298,12 +303,7 @@ spec:
     );
     expect(conditionOf(stalled, 'Stalled')?.message).toContain('spec.namespace.name');
     expect(conditionOf(stalled, 'Ready')?.status).toBe('False');
-    await k(
-      ['apply', '-f', '-'],
-      scope('fn', 40)
-        .replace('type: web_pool', 'type: serverless')
-        .concat('  dimensions: {lane: fast}\n'),
-    );
+    await k(['apply', '-f', '-'], serverless('fn', 'lane: fast'));
     // broken-serverless and serverless-default both match at zero: the default wins the tie.
     expect((await waitScope('fn', active)).status?.scopeClass).toBe('serverless-default');
     // More specific than the default, and broken: the scope fails, saying why.
@@ -315,12 +315,7 @@ spec:
       '-p',
       '{"spec":{"match":{"dimensions":{"lane":"fast"}}}}',
     ]);
-    await k(
-      ['apply', '-f', '-'],
-      scope('fn2', 40)
-        .replace('type: web_pool', 'type: serverless')
-        .concat('  dimensions: {lane: fast}\n'),
-    );
+    await k(['apply', '-f', '-'], serverless('fn2', 'lane: fast'));
     const failed = await waitScope('fn2', (s) => s.status?.status === 'failed');
     expect(conditionOf(failed, 'Stalled')).toMatchObject({
       status: 'True',
@@ -490,11 +485,7 @@ spec:
   provisioner: {type: none}
 `,
       );
-      const serverless = (name: string, runtime: string) =>
-        scope(name, 40)
-          .replace('type: web_pool', 'type: serverless')
-          .concat(`  dimensions: {runtime: ${runtime}}\n`);
-      await k(['apply', '-f', '-'], serverless('fn-agent', 'lambda'));
+      await k(['apply', '-f', '-'], serverless('fn-agent', 'runtime: lambda'));
       const made = await waitScope('fn-agent', active);
       expect(made.status?.scopeClass).toBe('lambda-agent');
       expect(calls.filter((c) => c.action === 'create').length).toBeGreaterThanOrEqual(2);
@@ -503,7 +494,7 @@ spec:
       await k(['delete', 'scope', 'fn-agent', '-n', ns, '--wait=true', '--timeout=20s']);
       expect(calls.some((c) => c.action === 'delete')).toBe(true);
 
-      await k(['apply', '-f', '-'], serverless('fn-outside', 'outside'));
+      await k(['apply', '-f', '-'], serverless('fn-outside', 'runtime: outside'));
       const outside = await waitScope('fn-outside', active);
       expect(outside.status?.scopeClass).toBe('outside');
       expect(conditionOf(outside, 'Ready')?.reason).toBe('ExternallyProvisioned');
@@ -514,10 +505,7 @@ spec:
   });
 
   it('a scope whose class comes to provision otherwise loses what the earlier class made, and gets it back', async () => {
-    const serverless = scope('fn-moving', 40)
-      .replace('type: web_pool', 'type: serverless')
-      .concat('  dimensions: {runtime: moving}\n');
-    await k(['apply', '-f', '-'], serverless);
+    await k(['apply', '-f', '-'], serverless('fn-moving', 'runtime: moving'));
     const made = await waitScope(
       'fn-moving',
       (s) => active(s) && s.status?.scopeClass === 'serverless-default',

@@ -385,19 +385,11 @@ export class ScopeReconciler {
         return { requeueAfter: progress.retryAfterMs ?? 1000 };
       case 'failed':
         log.warn({ scope: key, reason: progress.reason }, 'scope provisioning failed');
-        if (progress.missingRight !== undefined) {
-          this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
-        }
-        await this.setStatus(
-          scope,
-          'failed',
-          identity,
-          { health: 'stalled', reason: progress.reason, message: progress.message },
-          { ...record, ...inventory, paused: false },
-        );
-        // A missing right is granted without touching the scope: look again, slowly.
-        if (progress.reason === 'Forbidden') return { requeueAfter: FORBIDDEN_RETRY_MS };
-        throw new Stalled(progress.reason, progress.message);
+        return this.provisioningFailed(scope, identity, progress, {
+          ...record,
+          ...inventory,
+          paused: false,
+        });
     }
   }
 
@@ -843,20 +835,38 @@ export class ScopeReconciler {
         );
         return { result: { requeueAfter: progress.retryAfterMs ?? 1000 } };
       case 'failed':
-        if (progress.missingRight !== undefined) {
-          this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
-        }
-        await this.setStatus(
-          scope,
-          'failed',
-          identity,
-          { health: 'stalled', reason: progress.reason, message: progress.message },
-          { ...record, inventory },
-        );
-        if (progress.reason === 'Forbidden')
-          return { result: { requeueAfter: FORBIDDEN_RETRY_MS } };
-        throw new Stalled(progress.reason, progress.message);
+        return {
+          result: await this.provisioningFailed(scope, identity, progress, {
+            ...record,
+            inventory,
+          }),
+        };
     }
+  }
+
+  /**
+   * A provisioner's refusal: `failed` written (a missing right told to the class), then a slow
+   * look again for a missing right, which is granted without touching the scope; Stalled
+   * thrown for anything else.
+   */
+  private async provisioningFailed(
+    scope: KubeObject<unknown, ScopeStatus>,
+    identity: Identity,
+    progress: Progress & { state: 'failed' },
+    record: ClassRecord,
+  ): Promise<Result> {
+    if (progress.missingRight !== undefined) {
+      this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
+    }
+    await this.setStatus(
+      scope,
+      'failed',
+      identity,
+      { health: 'stalled', reason: progress.reason, message: progress.message },
+      record,
+    );
+    if (progress.reason === 'Forbidden') return { requeueAfter: FORBIDDEN_RETRY_MS };
+    throw new Stalled(progress.reason, progress.message);
   }
 
   /** What is kept for a scope that is gone. */
