@@ -513,7 +513,10 @@ spec:
     const envelope = scopeNamespace(made);
     expect(await get(`namespace/${envelope}`)).toBeDefined();
 
-    // A more specific class that provisions nothing: the namespace the default class made goes.
+    // A more specific class that provisions nothing: the namespace the default class made goes,
+    // but not while the scope is paused for maintenance.
+    await k(['annotate', 'scope', 'fn-moving', '-n', ns, 'platform.nrn.dev/reconcile=disabled']);
+    await waitScope('fn-moving', (s) => conditionOf(s, 'Paused')?.status === 'True');
     await k(
       ['apply', '-f', '-'],
       `apiVersion: platform.nrn.dev/v1alpha1
@@ -525,11 +528,15 @@ spec:
   provisioner: {type: none}
 `,
     );
+    await sleep(1500);
+    expect(await get(`namespace/${envelope}`)).toBeDefined();
+    await k(['annotate', 'scope', 'fn-moving', '-n', ns, 'platform.nrn.dev/reconcile-']);
     const moved = await waitScope(
       'fn-moving',
       (s) => active(s) && s.status?.scopeClass === 'moving-outside',
     );
     expect(moved.status?.inventory ?? []).toEqual([]);
+    expect(conditionOf(moved, 'Paused')).toBeUndefined();
     expect(conditionOf(moved, 'Ready')?.reason).toBe('ExternallyProvisioned');
     await waitFor(
       `namespace ${envelope} removed`,

@@ -304,8 +304,12 @@ export class ScopeReconciler {
       return this.fail(scope, plan.reason, plan.message, identity);
     }
     const leftovers = this.leftovers(scope, plan) !== undefined;
+    // A `none` class has nothing to pause: a Paused condition left from an earlier class goes.
     if (plan.provisioner === 'none' && !leftovers) {
-      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, record);
+      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, {
+        ...record,
+        paused: false,
+      });
       return undefined;
     }
     const paused = scope.metadata.annotations?.[RECONCILE_ANNOTATION] === 'disabled';
@@ -332,7 +336,10 @@ export class ScopeReconciler {
       scope = cleared.scope;
     }
     if (plan.provisioner === 'none') {
-      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, record);
+      await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT, {
+        ...record,
+        paused: false,
+      });
       return undefined;
     }
     const phase: ScopePhase =
@@ -556,7 +563,7 @@ export class ScopeReconciler {
       if (scope.metadata.annotations?.[RECONCILE_ANNOTATION] === 'disabled') return undefined;
       const plan = this.plan(key, scope, spec, identity);
       if (plan.state !== 'ready' || this.leftovers(scope, plan) !== undefined) return undefined;
-      record = recordOf(plan.scopeClass);
+      record = { ...recordOf(plan.scopeClass), paused: false };
       if (plan.provisioner !== 'none') {
         const progress = plan.provisioner.peek?.(plan.target);
         if (progress?.state !== 'ready') return undefined;
@@ -812,6 +819,8 @@ export class ScopeReconciler {
     const inventory = progress.inventory ?? scope.status?.inventory ?? [];
     switch (progress.state) {
       case 'ready':
+        // The removal may have waited for a right the class was told it lacked: it is there.
+        this.options.onProvisioned?.(record.scopeClass ?? '', key);
         return {
           scope: await this.setStatus(
             scope,
@@ -822,7 +831,7 @@ export class ScopeReconciler {
               reason: 'Pruning',
               message: `removed what an earlier class made; ScopeClass ${record.scopeClass} provisions the scope now`,
             },
-            { ...record, inventory: [] },
+            { ...record, inventory: [], paused: false },
           ),
         };
       case 'in_progress':
@@ -831,7 +840,7 @@ export class ScopeReconciler {
           phase,
           identity,
           { health: 'reconciling', reason: 'Pruning', message: progress.message },
-          { ...record, inventory },
+          { ...record, inventory, paused: false },
         );
         return { result: { requeueAfter: progress.retryAfterMs ?? 1000 } };
       case 'failed':
@@ -839,6 +848,7 @@ export class ScopeReconciler {
           result: await this.provisioningFailed(scope, identity, progress, {
             ...record,
             inventory,
+            paused: false,
           }),
         };
     }
