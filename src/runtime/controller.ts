@@ -2,6 +2,7 @@
 // reconcile(key), and the outcome decides forget, requeue after a delay, or retry with backoff;
 // halted when leadership goes, and started again afresh (a new queue, refilled from the
 // informers' caches) when it comes back.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { type BackoffOptions, type Informer, type KubeObject, keyOf } from '../kube/index.js';
 import { type Clock, systemClock } from './clock.js';
@@ -82,7 +83,7 @@ export class Controller implements Runnable {
   private unsubscribes: (() => void)[] = [];
   /** One run: from start() to halt() or stop(). A halted controller starts a new one. */
   private current: WorkQueue;
-  private abort = new AbortController();
+  private abort = runController();
   private workers: Promise<void> | undefined;
   /** Bumped by halt(): a start() that waited across one gives up, the newer start() goes on. */
   private generation = 0;
@@ -240,7 +241,7 @@ export class Controller implements Runnable {
   /** A new run after a halt: fresh queue and signal, listening again, refilled from the caches. */
   private renew(): void {
     this.current = this.newQueue();
-    this.abort = new AbortController();
+    this.abort = runController();
     this.workers = undefined;
     for (const w of this.watched) this.unsubscribes.push(w.subscribe());
     for (const w of this.watched) w.replay();
@@ -317,4 +318,15 @@ function safeString(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/**
+ * The abort controller of one run. Every request in flight of every worker listens to its
+ * signal and stops listening when it ends (src/kube/transport.ts): past ten at once, Node
+ * would warn of a "possible memory leak" that is only the work in flight.
+ */
+function runController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

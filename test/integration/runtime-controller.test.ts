@@ -136,4 +136,57 @@ describe('runtime controller', () => {
       expect(await controller.stop(2_000)).toBe(true);
     }
   });
+
+  it('many workers passing the run signal to their requests at once: no listener-leak warning', async () => {
+    // Each request listens to the run's signal while it is in flight; 24 at once is no leak,
+    // and Node must not say "possible EventTarget memory leak" in the operator's logs.
+    const configMaps = kube.resource(ConfigMaps);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const informer = kube.informer(ConfigMaps, {
+      namespace: ns,
+      resyncMs: 0,
+      labelSelector: 'burst=yes',
+    });
+    let inFlight = 0;
+    let most = 0;
+    let done = 0;
+    const controller = new Controller({
+      name: 'burst',
+      log,
+      workers: 24,
+      reconciler: async (key, { signal }) => {
+        const [namespace, name = ''] = key.split('/');
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          for (let i = 0; i < 3; i++) {
+            await configMaps.get({ name, ...(namespace ? { namespace } : {}) }, { signal });
+          }
+        } finally {
+          inFlight--;
+          done++;
+        }
+      },
+    }).watch(informer);
+    try {
+      await Promise.all(
+        Array.from({ length: 48 }, (_, i) =>
+          configMaps.create({
+            metadata: { name: `burst-${i}`, namespace: ns, labels: { burst: 'yes' } },
+          }),
+        ),
+      );
+      await informer.start();
+      await controller.start();
+      await until(() => done >= 48);
+      expect(most).toBeGreaterThan(10);
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await informer.stop();
+      expect(await controller.stop(2_000)).toBe(true);
+    }
+  });
 });
