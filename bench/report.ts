@@ -12,6 +12,8 @@ import { parseArgs } from 'node:util';
 import type { Figure } from './support/report.js';
 
 const BENCHES = ['local-api', 'reconcile', 'facade'] as const;
+/** The heading from which a file written with --write is kept by hand (docs/benchmarks.md). */
+const HAND_KEPT_FROM = '## Notes on this run';
 
 const { values } = parseArgs({
   options: {
@@ -75,7 +77,12 @@ async function main(): Promise<void> {
     );
     const table = render(figures, scenarios, failures, started);
     process.stdout.write(`\n${table}\n`);
-    if (values.write !== undefined) await writeFile(values.write, `${table}\n`);
+    if (values.write !== undefined) {
+      // What the file keeps by hand, from its notes on, stays: only the report above is new.
+      const kept = await readFile(values.write, 'utf8').catch(() => '');
+      const notes = kept.indexOf(`\n${HAND_KEPT_FROM}`);
+      await writeFile(values.write, `${table}\n${notes >= 0 ? kept.slice(notes) : ''}`);
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
