@@ -1,14 +1,27 @@
-// The Scope review: a scope's slug is unique within its application. The rule is
-// domain/scopes' slugHolder, the one the Scope reconciler (DuplicateSlug) and the facade's
-// POST /scope (409) ask, read from the same shared informer cache.
-import type { ScopeSpec, ScopeStatus } from '../api/index.js';
-import { describeSlugHolder, slugHolder, slugOf } from '../domain/scopes/index.js';
+// The Scope review: a scope attaches only to an application that grants its namespace
+// (domain/scopes' attachmentRefusal), and its slug is unique within its application
+// (slugHolder). The same rules the Scope reconciler (ApplicationNotGranted, DuplicateSlug) and
+// the facade's POST /scope (409) ask, read from the same shared informer caches.
+import type { ApplicationSpec, ApplicationStatus, ScopeSpec, ScopeStatus } from '../api/index.js';
+import { applicationById } from '../domain/applications.js';
+import {
+  attachmentRefusal,
+  describeSlugHolder,
+  NOT_GRANTED_REASON,
+  slugHolder,
+  slugOf,
+} from '../domain/scopes/index.js';
 import type { Informer, KubeObject } from '../kube/index.js';
 import { ADMIT, type AdmissionRequest, objectOf, refuse, type Verdict } from './review.js';
 
 type ScopeInformer = Informer<ScopeSpec, ScopeStatus>;
+type ApplicationInformer = Informer<ApplicationSpec, ApplicationStatus>;
 
-export function reviewScope(scopes: ScopeInformer, request: AdmissionRequest): Verdict {
+export function reviewScope(
+  scopes: ScopeInformer,
+  applications: ApplicationInformer,
+  request: AdmissionRequest,
+): Verdict {
   const object = objectOf(request.object);
   if (object === undefined) return ADMIT;
   const spec = object.spec as Partial<ScopeSpec> | undefined;
@@ -18,6 +31,17 @@ export function reviewScope(scopes: ScopeInformer, request: AdmissionRequest): V
   const slug = slugOf(scope);
   let holder: KubeObject<ScopeSpec, ScopeStatus> | undefined;
   if (request.operation === 'CREATE') {
+    // Judged at create only: application_id never changes, and an update refused after a
+    // grant is withdrawn could not even remove the scope's finalizer. An application not
+    // there yet is admitted: the reconciler judges the scope when it comes.
+    const app = applicationById(applications, applicationId);
+    const refusal =
+      app === undefined
+        ? undefined
+        : attachmentRefusal(app, request.namespace ?? object.metadata.namespace ?? '');
+    if (refusal !== undefined) {
+      return refuse(NOT_GRANTED_REASON, `spec.application_id: ${refusal}`);
+    }
     holder = slugHolder(scopes, applicationId, slug);
   } else {
     // An update that keeps the slug is admitted whatever stands: refusing a scope already in

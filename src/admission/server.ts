@@ -10,11 +10,13 @@ import { isIP } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { GROUP } from '../api/index.js';
+import { indexApplications } from '../domain/applications.js';
 import { indexScopes } from '../domain/scopes/index.js';
 import { SchemaCache } from '../domain/services/attributes.js';
 import { readSecret } from '../domain/services/secrets.js';
 import { indexSpecifications } from '../domain/services/specifications.js';
 import {
+  Applications,
   type InformerOptions,
   type Kube,
   leanObject,
@@ -71,9 +73,11 @@ export async function startAdmissionServer(
   const informerOptions = options.informerOptions ?? { transform: leanObject };
   const scopes = kube.informer(Scopes, informerOptions);
   const specifications = kube.informer(ServiceSpecifications, informerOptions);
+  const applications = kube.informer(Applications, informerOptions);
   indexScopes(scopes);
+  indexApplications(applications);
   indexSpecifications(specifications);
-  const informers = [scopes, specifications];
+  const informers = [scopes, specifications, applications];
   const stopInformers = () => Promise.all(informers.map((i) => i.stop()));
   // Its own cache: a review compiles what is not stored yet, keyed by content.
   const schemas = new SchemaCache();
@@ -84,7 +88,7 @@ export async function startAdmissionServer(
       withDeadline(readSecret(kube, namespace, name), SECRET_READ_MS),
   };
   const reviews: Readonly<Record<string, Review>> = {
-    Scope: (request) => reviewScope(scopes, request),
+    Scope: (request) => reviewScope(scopes, applications, request),
     Service: (request) => reviewService(serviceDeps, request),
     ServiceSpecification: (request) => reviewSpecification(schemas, request),
     ScopeClass: (request) => reviewScopeClass(request),

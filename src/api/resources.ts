@@ -38,6 +38,17 @@ const ObservedRetry = z
 
 // --- Application -------------------------------------------------------------------------
 
+/** Namespaces an Application may grant to: named one by one, each a grant a reviewer reads. */
+export const MAX_SCOPE_NAMESPACES = 64;
+/** A namespace's name: a DNS label (RFC 1123), so no `*` nor any other pattern. */
+const NamespaceName = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+    error: 'must be a namespace name (a lowercase RFC 1123 label); wildcards are not allowed',
+  });
+
 export const ApplicationSpec = withRules(
   z
     .object({
@@ -50,6 +61,13 @@ export const ApplicationSpec = withRules(
         })
         .describe('The application NRN; ends in application=<id>.'),
       slug: Slug.optional().describe('Derived from name when absent.'),
+      scope_namespaces: z
+        .array(NamespaceName)
+        .max(MAX_SCOPE_NAMESPACES)
+        .optional()
+        .describe(
+          "Namespaces besides the application's own whose Scopes may attach to it (consent on the referenced side, as Gateway API's ReferenceGrant); each named, no wildcard.",
+        ),
     })
     .strict()
     .superRefine((spec, ctx) => {

@@ -44,12 +44,14 @@ import type { CompiledClass, Rendered } from '../../domain/scope-classes/childre
 import {
   accept,
   acceptanceBegun,
+  attachmentRefusal,
   type ClassRecord,
   describeSlugHolder,
   type IdAllocator,
   type Identity,
   identify,
   idOfLabel,
+  NOT_GRANTED_REASON,
   recordedIdentity,
   SCOPE_APP_INDEX,
   scopeStatus,
@@ -644,6 +646,18 @@ export class ScopeReconciler {
                 resourceVersion: scope.metadata.resourceVersion,
                 finalizers: [...finalizers, SCOPE_FINALIZER],
               }
+    // Consent on the application's side: until it grants this namespace, nothing is given or
+    // made for the scope; its Application's watch brings the scope back when the grant comes.
+    const refusal = attachmentRefusal(app, scope.metadata.namespace ?? '');
+    if (refusal !== undefined) {
+      Object.assign(scope, await ensureFinalizer(this.client, scope, SCOPE_FINALIZER));
+      await this.setStatus(scope, 'pending', undefined, {
+        health: 'reconciling',
+        reason: NOT_GRANTED_REASON,
+        message: `${refusal}; the scope waits for it`,
+      });
+      return 'waiting';
+    }
             : {}),
           ...(relabel ? { labels: { [SCOPE_ID_LABEL]: String(id) } } : {}),
         },

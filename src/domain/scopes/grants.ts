@@ -1,0 +1,33 @@
+// Which Scopes may attach to an Application: those of its own namespace, and those of the
+// namespaces its spec.scope_namespaces grants (consent on the referenced side, as Gateway
+// API's ReferenceGrant). The one rule the admission webhook (refused at apply) and the Scope
+// reconciler (pending, ApplicationNotGranted) both call. ADR 0033.
+import type { ApplicationObject } from '../applications.js';
+
+/** The reason a scope waits under, and the webhook refuses with. */
+export const NOT_GRANTED_REASON = 'ApplicationNotGranted';
+
+/** True when a Scope in `scopeNamespace` may attach to `app`. */
+export function grantsScopeNamespace(app: ApplicationObject, scopeNamespace: string): boolean {
+  const own = app.metadata.namespace ?? '';
+  if (scopeNamespace === own) return true;
+  return app.spec?.scope_namespaces?.includes(scopeNamespace) === true;
+}
+
+/**
+ * Why a Scope in `scopeNamespace` may not attach to `app` (naming where the application is
+ * and how its owners grant), or undefined when it may.
+ */
+export function attachmentRefusal(
+  app: ApplicationObject,
+  scopeNamespace: string,
+): string | undefined {
+  if (grantsScopeNamespace(app, scopeNamespace)) return undefined;
+  const namespace = app.metadata.namespace ?? '';
+  return (
+    `application ${app.spec?.id ?? '?'} is Application ${namespace}/${app.metadata.name}, ` +
+    `which does not grant namespace ${scopeNamespace}: a Scope attaches only to an application ` +
+    `of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace ` +
+    `(its owners add ${scopeNamespace} there)`
+  );
+}
