@@ -61,12 +61,14 @@ export class ScopeStore {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** The namespace a new scope of this application goes to: the application's own. */
-  applicationNamespace(applicationId: number): string {
+  /**
+   * The namespace a new scope of this application goes to (the application's own), or
+   * undefined when no application has the id. The route asks the caller's right before it
+   * says which: a caller without it must not learn whether the application exists.
+   */
+  applicationNamespace(applicationId: number): string | undefined {
     const app = applicationById(this.options.applications, applicationId);
-    if (app?.spec === undefined) {
-      throw new FacadeError('APPLICATION_NOT_FOUND', `application ${applicationId} does not exist`);
-    }
+    if (app?.spec === undefined) return undefined;
     return app.metadata.namespace ?? 'default';
   }
 
@@ -85,7 +87,7 @@ export class ScopeStore {
     }
     const namespace = app.metadata.namespace ?? 'default';
     const slug = slugify(request.name);
-    const holder = slugHolder(this.options.scopes, request.application_id, slug);
+    const holder = slugHolder(this.options.scopes, request.application_id, slug, undefined, app);
     if (holder !== undefined) throw alreadyExists(request, slug, holder);
 
     const id = await this.options.ids.allocate().catch((error: unknown) => {

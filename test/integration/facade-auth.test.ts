@@ -41,10 +41,16 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
     username: 'jane',
     groups: ['system:authenticated'],
   };
+  // A user allowed to create scopes in the test's namespace only (a RoleBinding there).
+  const teamMember = {
+    token: `member-${Math.random().toString(36).slice(2)}-token`,
+    username: 'ann',
+    groups: ['system:authenticated'],
+  };
 
   beforeAll(async () => {
     const facadeNs = uniqueName('facade-auth-system');
-    cluster = await startCluster({ users: [viewer], operatorNamespace: facadeNs });
+    cluster = await startCluster({ users: [viewer, teamMember], operatorNamespace: facadeNs });
     await installCrdsAndClasses(cluster);
     await kubectl(cluster, ['wait', '--for=condition=Established', 'crd/scopes.platform.nrn.dev']);
     kube = await connect({ kubeconfigPath: cluster.kubeconfigPath, log });
@@ -123,6 +129,62 @@ describe('facade: kubernetes auth and an API server that goes away', () => {
     const direct = await kubectl(cluster, ['get', 'namespaces', '--token', viewer.token]);
     expect(direct.code).not.toBe(0);
     expect(direct.stderr).toMatch(/Forbidden|forbidden/);
+  });
+
+  it('POST /scope: a caller without the right cannot tell an application that exists from one that does not', async (context) => {
+    if (cluster.kind !== 'local') context.skip();
+    for (const args of [
+      ['create', 'role', 'scope-maker', '--verb=create', '--resource=scopes.platform.nrn.dev'],
+      ['create', 'rolebinding', 'ann-makes-scopes', '--role=scope-maker', '--user=ann'],
+    ]) {
+      const made = await kubectl(cluster, ['-n', ns, ...args]);
+      expect(made.code, made.stderr).toBe(0);
+    }
+    const canI = await kubectl(cluster, [
+      'auth',
+      'can-i',
+      'create',
+      'scopes.platform.nrn.dev',
+      '-n',
+      ns,
+      '--as',
+      'ann',
+    ]);
+    expect(canI.stdout.trim()).toBe('yes');
+    const post = (bearer: string, applicationId: number) =>
+      fetch(`${facade.url}/scope`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'probe',
+          type: 'web_pool',
+          application_id: applicationId,
+          requested_spec: {},
+        }),
+      });
+    const missing = appId + 1;
+    // No right anywhere: the same 403 for the application of `ns` and for no application.
+    const existing = await post(viewer.token, appId);
+    const absent = await post(viewer.token, missing);
+    expect([existing.status, absent.status]).toEqual([403, 403]);
+    const existingBody = ErrorBody.parse(await existing.json());
+    const absentBody = ErrorBody.parse(await absent.json());
+    expect(existingBody.message).toBe(`jane may not scopes:create for application ${appId}`);
+    expect(absentBody.message).toBe(`jane may not scopes:create for application ${missing}`);
+    expect(existingBody.message).not.toContain(ns);
+    // The right in one namespace only: an application elsewhere or nowhere is the same 403.
+    const elsewhere = await post(teamMember.token, missing);
+    expect(elsewhere.status).toBe(403);
+    expect(ErrorBody.parse(await elsewhere.json()).message).toBe(
+      `ann may not scopes:create for application ${missing}`,
+    );
+    // A caller allowed everywhere (the admin) is told the application does not exist.
+    const admin = await post(token, missing);
+    expect(admin.status).toBe(400);
+    expect(ErrorBody.parse(await admin.json()).code).toBe('APPLICATION_NOT_FOUND');
+    // Nothing was written for any of them.
+    const scopes = await kubectl(cluster, ['get', 'scopes', '-n', ns, '-o', 'name']);
+    expect(scopes.stdout.trim()).toBe('');
   });
 
   it('runs without auth only on loopback', async () => {

@@ -40,11 +40,16 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** Throws FORBIDDEN unless the request's caller may do `access`. */
+/**
+ * Throws FORBIDDEN unless the request's caller may do `access`. The refusal names the access's
+ * namespace, or `subject` instead where the namespace would tell the caller something it may
+ * not know (that an application exists, and where).
+ */
 export async function allow(
   auth: Authenticator,
   request: FastifyRequest,
   access: Access,
+  subject?: string,
 ): Promise<void> {
   const caller = request.caller;
   let allowed = false;
@@ -56,7 +61,12 @@ export async function allow(
     }
   }
   if (!allowed) {
-    const where = access.namespace !== undefined ? ` in namespace ${access.namespace}` : '';
+    const where =
+      subject !== undefined
+        ? ` ${subject}`
+        : access.namespace !== undefined
+          ? ` in namespace ${access.namespace}`
+          : '';
     throw new FacadeError(
       'FORBIDDEN',
       `${caller?.username ?? 'the caller'} may not ${access.operation}${where}`,

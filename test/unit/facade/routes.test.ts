@@ -15,7 +15,6 @@ import {
 import { buildFacade, MAX_BODY_DEPTH } from '../../../src/facade/app.js';
 import { StaticAuthenticator } from '../../../src/facade/auth.js';
 import { ServiceCatalog, type ServiceObject } from '../../../src/facade/catalog/index.js';
-import { FacadeError } from '../../../src/facade/errors.js';
 import { openApiDocument } from '../../../src/facade/openapi.js';
 import type { ScopeStore } from '../../../src/facade/scopes.js';
 import { silentLogger } from '../../../src/log.js';
@@ -33,11 +32,8 @@ class FakeScopeStore implements Pick<ScopeStore, 'applicationNamespace' | 'creat
   readonly scopes = new Map<number, Scope>();
   private nextId = 1;
 
-  applicationNamespace(applicationId: number): string {
-    if (applicationId !== APP_ID && applicationId !== FAILING_APP_ID) {
-      throw new FacadeError('APPLICATION_NOT_FOUND', `application ${applicationId} does not exist`);
-    }
-    return 'team';
+  applicationNamespace(applicationId: number): string | undefined {
+    return applicationId === APP_ID || applicationId === FAILING_APP_ID ? 'team' : undefined;
   }
 
   async create(request: CreateScopeRequest): Promise<Scope> {
@@ -350,6 +346,27 @@ describe('facade routes: POST /scope', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
+  });
+
+  it('a caller without scopes:create gets the same 403 whether the application exists or not', async () => {
+    const refusal = async (applicationId: number) =>
+      expectError(
+        await call({
+          method: 'POST',
+          url: '/scope',
+          token: NOBODY,
+          payload: { ...VALID_SCOPE, application_id: applicationId },
+        }),
+        403,
+        'FORBIDDEN',
+      );
+    const existing = await refusal(APP_ID);
+    const missing = await refusal(99);
+    // Only the application id the caller sent differs; no namespace is named.
+    expect(existing.message.replace(String(APP_ID), '<id>')).toBe(
+      missing.message.replace('99', '<id>'),
+    );
+    expect(missing.message).toBe('nobody may not scopes:create for application 99');
   });
 
   it('an application that does not exist is a 400', async () => {
