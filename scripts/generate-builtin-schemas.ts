@@ -29,6 +29,11 @@ const KINDS: ReadonlyArray<readonly [string, string]> = [
   ['v1/ReplicationController', 'V1ReplicationController'],
   ['v1/PodTemplate', 'V1PodTemplate'],
   ['v1/Node', 'V1Node'],
+  // Stored by strategies of their own (kinds/), listed for the OpenAPI documents only: a
+  // ScopeClass's manifests are validated against what the API server publishes (ADR 0031).
+  ['v1/ConfigMap', 'V1ConfigMap'],
+  ['v1/Secret', 'V1Secret'],
+  ['v1/ServiceAccount', 'V1ServiceAccount'],
   ['apps/v1/Deployment', 'V1Deployment'],
   ['apps/v1/StatefulSet', 'V1StatefulSet'],
   ['apps/v1/DaemonSet', 'V1DaemonSet'],

@@ -5,12 +5,17 @@ import { isDeepStrictEqual } from 'node:util';
 import { ScopeClassSpec } from '../api/index.js';
 import { specProblems } from '../domain/lifecycle.js';
 import { CompiledClass } from '../domain/scope-classes/children.js';
+import { type ClusterView, checkClassAgainstCluster } from './class-against-cluster.js';
 import { ADMIT, type AdmissionRequest, objectOf, refuse, type Verdict } from './review.js';
 
 /** Problems named in one refusal; the rest are counted. */
 const MAX_LISTED = 10;
 
-export function reviewScopeClass(request: AdmissionRequest): Verdict {
+/** With `cluster`, a class that compiles is then checked against it (class-against-cluster.ts). */
+export function reviewScopeClass(
+  request: AdmissionRequest,
+  cluster?: ClusterView,
+): Verdict | Promise<Verdict> {
   const object = objectOf(request.object);
   if (object === undefined || object.metadata.deletionTimestamp !== undefined) return ADMIT;
   if (
@@ -22,7 +27,9 @@ export function reviewScopeClass(request: AdmissionRequest): Verdict {
   const parsed = ScopeClassSpec.safeParse(object.spec);
   if (!parsed.success) return refuse('InvalidSpec', specProblems(parsed.error));
   const compiled = CompiledClass.compile(parsed.data);
-  if (!('problems' in compiled)) return ADMIT;
+  if (!('problems' in compiled)) {
+    return cluster === undefined ? ADMIT : checkClassAgainstCluster(parsed.data, cluster);
+  }
   const listed = compiled.problems.slice(0, MAX_LISTED).map((p) => `${p.path}: ${p.message}`);
   const more = compiled.problems.length - listed.length;
   return refuse('TemplateInvalid', `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);

@@ -91,7 +91,7 @@ export async function startAdmissionServer(
     Scope: (request) => reviewScope(scopes, applications, request),
     Service: (request) => reviewService(serviceDeps, request),
     ServiceSpecification: (request) => reviewSpecification(schemas, request),
-    ScopeClass: (request) => reviewScopeClass(request),
+    ScopeClass: (request) => reviewScopeClass(request, kube),
   };
   const server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
     handle(req, res, reviews, log).catch((error: unknown) => {

@@ -41,6 +41,12 @@ export {
   metadataOnly,
   StringPool,
 } from './lean.js';
+export {
+  type KindSchema,
+  type OpenApiSchema,
+  OpenApiSchemas,
+  type OpenApiSchemasOptions,
+} from './openapi-schemas.js';
 export * from './resources.js';
 export {
   type DiscoveryTransport,

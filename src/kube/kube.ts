@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ResourceClient, type ResourceType } from './client.js';
 import { loadClusterAccess } from './config.js';
 import { Informer, type InformerOptions } from './informer.js';
+import { OpenApiSchemas } from './openapi-schemas.js';
 import { RestMapper } from './rest-mapper.js';
 import { type Reviews, reviewsOver } from './reviews.js';
 import { SharedInformers } from './shared.js';
@@ -42,6 +43,8 @@ export interface Kube {
   readonly reviews: Reviews;
   /** apiVersion + kind -> resource, from API discovery: for kinds not known in advance. */
   readonly mapper: RestMapper;
+  /** The kinds' published OpenAPI v3 schemas, per group-version: for manifests not known in advance. */
+  readonly openapi: OpenApiSchemas;
   /** Drops pooled connections; stop informers first. */
   close(): void;
 }
@@ -68,6 +71,7 @@ export async function connect(options: ConnectOptions): Promise<Kube> {
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),
     mapper: new RestMapper(transport),
+    openapi: new OpenApiSchemas(transport),
     informer: (type, informerOptions = {}) => informers.informer(type, informerOptions),
     close: () => transport.close(),
   };

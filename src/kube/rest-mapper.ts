@@ -84,20 +84,27 @@ export class RestMapper {
 
   /**
    * The mapping of a kind, from API discovery; undefined when the API server serves no such
-   * kind. Throws on a malformed apiVersion or kind, and on discovery errors other than 404
+   * kind. With `maxAgeMs`, a cached document at least that old is fetched again first. Throws on a malformed apiVersion or kind, and on discovery errors other than 404
    * (KubeApiError, KubeTransportError) as the transport raised them.
    */
   async mappingFor(
     apiVersion: string,
     kind: string,
     signal?: AbortSignal,
+    options: { readonly maxAgeMs?: number } = {},
   ): Promise<RestMapping | undefined> {
     const gv = parseApiVersion(apiVersion);
     if (kind.length > MAX_KIND_LENGTH || !KIND.test(kind)) {
       throw new Error(`kind ${JSON.stringify(kind.slice(0, 80))} is not a Kubernetes kind name`);
     }
     const cached = this.cache.get(gv.key);
-    if (cached !== undefined) {
+    // A hit is kept for ever unless the caller bounds its age: who must see a kind go (a CRD
+    // deleted) asks with maxAgeMs, and the document is asked again past it.
+    const stale =
+      cached !== undefined &&
+      options.maxAgeMs !== undefined &&
+      this.now() - cached.fetchedAt >= options.maxAgeMs;
+    if (cached !== undefined && !stale) {
       this.touch(gv.key, cached);
       const found = cached.kinds?.get(kind);
       if (found !== undefined) return found;

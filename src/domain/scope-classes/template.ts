@@ -99,6 +99,24 @@ export function compileTemplate(
   };
 }
 
+/**
+ * How a template's string value holds placeholders, and their expressions' source: `whole`
+ * when the value is one placeholder (it renders to any JSON value), `embedded` when text
+ * surrounds them (it renders a string), `none` for plain text (`$${` included).
+ */
+export function placeholdersOf(value: string): {
+  readonly form: 'none' | 'whole' | 'embedded';
+  readonly expressions: readonly string[];
+} {
+  if (!value.includes('${')) return { form: 'none', expressions: [] };
+  const scanned = scan(value);
+  // Compiling refuses it; until then it is read as what it cannot be typed as.
+  if ('error' in scanned) return { form: 'whole', expressions: [] };
+  const expressions = scanned.pieces.flatMap((piece) => ('expr' in piece ? [piece.expr] : []));
+  if (expressions.length === 0) return { form: 'none', expressions };
+  return { form: scanned.pieces.length === 1 ? 'whole' : 'embedded', expressions };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The placeholder syntax.
 
