@@ -130,3 +130,25 @@ describe('RestMapper rules', () => {
     expect(script.paths).toHaveLength(4);
   });
 });
+
+describe('RestMapper maxAgeMs (ADR 0031)', () => {
+  it('asks a hit again once its document is that old: a kind that went is seen', async () => {
+    let served = true;
+    let now = 0;
+    const script = scripted(() => (served ? APPS : { ...APPS, resources: [] }));
+    const mapper = new RestMapper(script.transport, { now: () => now });
+    expect(await mapper.mappingFor('apps/v1', 'Deployment')).toBeDefined();
+    served = false;
+    now = 10_000;
+    // Without a bound a hit is kept; with one it is asked again.
+    expect(await mapper.mappingFor('apps/v1', 'Deployment')).toBeDefined();
+    expect(
+      await mapper.mappingFor('apps/v1', 'Deployment', undefined, { maxAgeMs: 20_000 }),
+    ).toBeDefined();
+    expect(script.paths).toHaveLength(1);
+    expect(
+      await mapper.mappingFor('apps/v1', 'Deployment', undefined, { maxAgeMs: 5_000 }),
+    ).toBeUndefined();
+    expect(script.paths).toEqual(['/apis/apps/v1', '/apis/apps/v1']);
+  });
+});
