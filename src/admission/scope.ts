@@ -30,11 +30,11 @@ export function reviewScope(
   const scope = object as unknown as KubeObject<ScopeSpec, ScopeStatus>;
   const slug = slugOf(scope);
   let holder: KubeObject<ScopeSpec, ScopeStatus> | undefined;
+  const app = applicationById(applications, applicationId);
   if (request.operation === 'CREATE') {
     // Judged at create only: application_id never changes, and an update refused after a
     // grant is withdrawn could not even remove the scope's finalizer. An application not
     // there yet is admitted: the reconciler judges the scope when it comes.
-    const app = applicationById(applications, applicationId);
     const refusal =
       app === undefined
         ? undefined
@@ -42,7 +42,7 @@ export function reviewScope(
     if (refusal !== undefined) {
       return refuse(NOT_GRANTED_REASON, `spec.application_id: ${refusal}`);
     }
-    holder = slugHolder(scopes, applicationId, slug);
+    holder = slugHolder(scopes, applicationId, slug, undefined, app);
   } else {
     // An update that keeps the slug is admitted whatever stands: refusing a scope already in
     // conflict its metadata writes (a finalizer removed) would hold its deletion. One that
@@ -52,7 +52,7 @@ export function reviewScope(
     if (old !== undefined && slugOf(old) === slug && old.spec?.application_id === applicationId) {
       return ADMIT;
     }
-    holder = slugHolder(scopes, applicationId, slug, scope);
+    holder = slugHolder(scopes, applicationId, slug, scope, app);
   }
   // A cache behind a delete and re-create may still hold this very object.
   if (

@@ -87,17 +87,21 @@ export function specProblems(error: z.ZodError): string {
 
 /**
  * The Stalled condition of a failure that stands: the object is `failed` for a reason in
- * `sticky` (one a rerun cannot fix) and its spec has not changed since. Undefined when the
- * object is to be worked on (other failures are evaluated afresh).
+ * `sticky` (one a rerun cannot fix), its spec has not changed since, and neither has what
+ * else caused it (`causeMoved`: true for a reason whose cause, such as the generation of the
+ * scope's class, is no longer the one it failed under). Undefined when the object is to be
+ * worked on (other failures are evaluated afresh).
  */
 export function failureStands(
   status: { readonly status?: string; readonly conditions?: readonly Condition[] },
   specChanged: boolean,
   sticky: ReadonlySet<string>,
+  causeMoved: (reason: string) => boolean = () => false,
 ): Condition | undefined {
   const stalled = condition(status.conditions, 'Stalled');
   if (status.status !== 'failed' || specChanged || stalled === undefined) return undefined;
-  return sticky.has(stalled.reason ?? '') ? stalled : undefined;
+  const reason = stalled.reason ?? '';
+  return sticky.has(reason) && !causeMoved(reason) ? stalled : undefined;
 }
 
 /**

@@ -76,7 +76,7 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it('refused at apply, pending ApplicationNotGranted without the webhook, active once granted', {
+  it('a tenant naming team-a’s application: pending, refused at apply, holding no slug; attached once granted', {
     timeout: 180_000,
   }, async () => {
     dir = await mkdtemp(join(tmpdir(), 'nrn-scope-grants-'));
@@ -91,7 +91,6 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
 
     await ok(admin, ['create', 'namespace', 'team-a']);
     await ok(admin, ['create', 'namespace', 'evil']);
-    await ok(admin, ['apply', '-f', '-'], applicationYaml('team-a', 'shop', 10));
     await ok(admin, ['apply', '-f', '-'], TENANT);
     const token = (await ok(admin, ['create', 'token', 'tenant', '-n', 'evil'])).trim();
     const config = parseYaml(await readFile(admin, 'utf8')) as {
@@ -106,11 +105,60 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
     // The tenant cannot even read what it names.
     expect((await kubectlResult(tenant, ['get', 'applications', '-n', 'team-a'])).code).toBe(1);
 
-    // At apply: refused by the webhook, nothing stored. The webhook's cache learns of the
-    // Application shortly after it is made: a server-side dry run asks until it is refused.
-    const intruder = scopeYaml('evil', 'web', 10);
-    const refusal =
-      /^Error from server \(Forbidden\): error when creating "STDIN": admission webhook "validate\.platform\.nrn\.dev" denied the request: spec\.application_id: application 10 is Application team-a\/shop, which does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec\.scope_namespaces lists the Scope's namespace \(its owners add evil there\)$/;
+    const getScope = async (namespace: string, name: string) =>
+      JSON.parse(
+        await ok(admin, ['get', 'scope', name, '-n', namespace, '-o', 'json']),
+      ) as ScopeView;
+    const reasonOf = (s: ScopeView) =>
+      s.status?.conditions?.find(
+        (c) => (c.type === 'Reconciling' || c.type === 'Stalled') && c.status === 'True',
+      );
+    const waitReason = (namespace: string, name: string, reason: string) =>
+      readUntil(
+        `scope ${namespace}/${name} ${reason}`,
+        () => getScope(namespace, name),
+        (s) => reasonOf(s)?.reason === reason,
+        { timeoutMs: 20_000, intervalMs: 200 },
+      );
+    const waitActive = (namespace: string, name: string) =>
+      readUntil(
+        `scope ${namespace}/${name} active`,
+        () => getScope(namespace, name),
+        (s) => s.status?.status === 'active',
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
+    const notGranted =
+      "application 10 is Application team-a/shop, which does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there)";
+    const namespacesBefore = await ok(admin, ['get', 'namespaces', '-o', 'name']);
+
+    // Before the application exists no webhook can judge: the tenant's scope is admitted and
+    // waits. Once team-a's Application comes, the reconciler keeps it pending, saying why,
+    // and gives it nothing: no id, no NRN, no label, no namespace, no child.
+    await ok(tenant, ['apply', '-f', '-'], scopeYaml('evil', 'web', 10));
+    await waitReason('evil', 'web', 'WaitingForApplication');
+    await ok(admin, ['apply', '-f', '-'], applicationYaml('team-a', 'shop', 10));
+    const pending = await waitReason('evil', 'web', 'ApplicationNotGranted');
+    expect(pending.status?.status).toBe('pending');
+    expect(reasonOf(pending)?.message).toBe(`${notGranted}; the scope waits for it`);
+
+    // It holds no slug of the application: team-a's own scope `web` is admitted (the webhook
+    // knows both) and goes active, where the older squatter would have made it DuplicateSlug.
+    await ok(admin, ['apply', '-f', '-'], scopeYaml('team-a', 'web', 10));
+    await waitActive('team-a', 'web');
+    const still = await getScope('evil', 'web');
+    expect(reasonOf(still)?.reason).toBe('ApplicationNotGranted');
+    expect(still.status?.id).toBeUndefined();
+    expect(still.status?.nrn).toBeUndefined();
+    expect(still.status?.inventory).toBeUndefined();
+    expect(still.metadata.labels?.['platform.nrn.dev/scope-id']).toBeUndefined();
+    const namespacesNow = (await ok(admin, ['get', 'namespaces', '-o', 'name'])).split('\n');
+    // One namespace more: team-a/web's, none of evil/web's.
+    expect(namespacesNow.filter((n) => !namespacesBefore.includes(n))).toHaveLength(1);
+
+    // Now the webhook knows application 10: a new scope naming it from `evil` is refused at
+    // apply, naming the field and the grant, and nothing is stored (a server-side dry run asks
+    // until the webhook's cache has caught up).
+    const intruder = scopeYaml('evil', 'api', 10);
     for (let i = 0; i < 60; i++) {
       const dry = await kubectlResult(tenant, ['apply', '--dry-run=server', '-f', '-'], intruder);
       if (dry.code !== 0) break;
@@ -118,44 +166,23 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
     }
     const denied = await kubectlResult(tenant, ['apply', '-f', '-'], intruder);
     expect(denied.code).toBe(1);
-    expect(denied.stderr.trim()).toMatch(refusal);
-    const stored = await kubectlResult(admin, ['get', '-n', 'evil', 'scope', 'web']);
+    expect(denied.stderr.trim()).toBe(
+      `Error from server (Forbidden): error when creating "STDIN": admission webhook "validate.platform.nrn.dev" denied the request: spec.application_id: ${notGranted}`,
+    );
+    const stored = await kubectlResult(admin, ['get', '-n', 'evil', 'scope', 'api']);
     expect(stored.stderr.trim()).toBe(
-      'Error from server (NotFound): scopes.platform.nrn.dev "web" not found',
+      'Error from server (NotFound): scopes.platform.nrn.dev "api" not found',
     );
 
-    // Without the webhook (a cluster whose registration is gone, or failurePolicy Ignore while
-    // it is down) the apply goes through; the reconciler keeps the scope pending, saying why,
-    // and gives it nothing: no id, no NRN, no namespace, no child.
+    // Without the webhook (its registration gone, or failurePolicy Ignore while it is down)
+    // the apply goes through, and the reconciler holds the scope as it held the first.
     await ok(admin, ['delete', 'validatingwebhookconfiguration', 'nrn-operator']);
-    const namespacesBefore = await ok(admin, ['get', 'namespaces', '-o', 'name']);
     await ok(tenant, ['apply', '-f', '-'], intruder);
-    const getScope = async () =>
-      JSON.parse(
-        await ok(tenant, ['get', 'scope', 'web', '-n', 'evil', '-o', 'json']),
-      ) as ScopeView;
-    const reasonOf = (s: ScopeView) =>
-      s.status?.conditions?.find((c) => c.type === 'Reconciling' && c.status === 'True');
-    const pending = await readUntil(
-      'scope evil/web pending ApplicationNotGranted',
-      getScope,
-      (s) => reasonOf(s)?.reason === 'ApplicationNotGranted',
-      { timeoutMs: 20_000, intervalMs: 200 },
-    );
-    expect(pending.status?.status).toBe('pending');
-    expect(reasonOf(pending)?.message).toBe(
-      "application 10 is Application team-a/shop, which does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there); the scope waits for it",
-    );
-    await sleep(1500);
-    const still = await getScope();
-    expect(still.status?.status).toBe('pending');
-    expect(still.status?.id).toBeUndefined();
-    expect(still.status?.nrn).toBeUndefined();
-    expect(still.status?.inventory).toBeUndefined();
-    expect(still.metadata.labels?.['platform.nrn.dev/scope-id']).toBeUndefined();
-    expect(await ok(admin, ['get', 'namespaces', '-o', 'name'])).toBe(namespacesBefore);
+    expect((await waitReason('evil', 'api', 'ApplicationNotGranted')).status?.id).toBeUndefined();
 
-    // team-a grants `evil`: the Application's change brings the scope back, and it attaches.
+    // team-a grants `evil`: the Application's change brings both back. `api` attaches and goes
+    // active; `web` is refused, its slug held by team-a's own scope since before it attached,
+    // and still has no identity of the application; team-a/web stays active.
     await ok(admin, [
       'patch',
       'application',
@@ -166,14 +193,16 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
       '-p',
       '{"spec":{"scope_namespaces":["evil"]}}',
     ]);
-    const active = await readUntil(
-      'scope evil/web active',
-      getScope,
-      (s) => s.status?.status === 'active',
-      { timeoutMs: 30_000, intervalMs: 200 },
-    );
+    const active = await waitActive('evil', 'api');
     expect(active.status?.id).toEqual(expect.any(Number));
     expect(active.status?.nrn).toMatch(/:application=10:scope=\d+$/);
+    const refused = await waitReason('evil', 'web', 'DuplicateSlug');
+    expect(refused.status?.status).toBe('failed');
+    expect(reasonOf(refused)?.message).toMatch(
+      /^slug web is already used by scope team-a\/web \(id \d+\) of application 10$/,
+    );
+    expect(refused.status?.id).toBeUndefined();
+    expect((await getScope('team-a', 'web')).status?.status).toBe('active');
 
     // A wildcard is no grant: the API server refuses it.
     const wildcard = await kubectlResult(admin, [

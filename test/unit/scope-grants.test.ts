@@ -2,6 +2,7 @@
 // Application field that grants (spec.scope_namespaces: names, no wildcard), and the Scope
 // admission review that calls the rule at create.
 import { describe, expect, it } from 'vitest';
+import { ADMIT } from '../../src/admission/review.js';
 import { reviewScope } from '../../src/admission/scope.js';
 import {
   type ApplicationSpec,
@@ -108,6 +109,35 @@ describe('the Scope admission review', () => {
       reviewScope(noScopes, applications([app('team-a', ['evil'])]), create('evil')).allowed,
     ).toBe(true);
     expect(reviewScope(noScopes, applications([]), create('evil')).allowed).toBe(true);
+  });
+
+  it('a scope of another namespace holds a slug of the application only once attached', () => {
+    const squatter = (status?: ScopeStatus): KubeObject<ScopeSpec, ScopeStatus> => ({
+      apiVersion: 'platform.nrn.dev/v1alpha1',
+      kind: 'Scope',
+      metadata: { name: 'web', namespace: 'evil', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { name: 'web', type: 'web_pool', application_id: 10 } as ScopeSpec,
+      ...(status !== undefined ? { status } : {}),
+    });
+    const holding = (scope: KubeObject<ScopeSpec, ScopeStatus>) =>
+      informerOf<ScopeSpec, ScopeStatus>([scope], (s) => [`${s.spec?.application_id}/web`]);
+    const ownCreate = create('team-a');
+    expect(reviewScope(holding(squatter()), applications([app('team-a')]), ownCreate)).toBe(ADMIT);
+    const attached = squatter({
+      status: 'active',
+      id: 7,
+      slug: 'web',
+      domain: 'web-shop.example.com',
+      nrn: 'organization=1:account=2:application=10:scope=7',
+    });
+    expect(reviewScope(holding(attached), applications([app('team-a')]), ownCreate)).toMatchObject({
+      allowed: false,
+      reason: 'DuplicateSlug',
+    });
+    // Granted but not attached yet: its slug is taken when it attaches, if still free.
+    expect(
+      reviewScope(holding(squatter()), applications([app('team-a', ['evil'])]), ownCreate),
+    ).toBe(ADMIT);
   });
 
   it('admits any update: application_id is fixed, and a scope must keep losing its finalizer', () => {

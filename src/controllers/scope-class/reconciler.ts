@@ -26,7 +26,6 @@ import {
   type Result,
 } from '../../runtime/index.js';
 import type { MissingRight } from '../provisioners/scope-provisioner.js';
-import { firstUnservedKind, KIND_MISSING_RECHECK_MS, KIND_RECHECK_MS } from './served-kinds.js';
 
 /** status.scopeClass of a scope: the scopes a class serves. */
 export const SCOPE_CLASS_INDEX = 'scope-class';
@@ -39,7 +38,7 @@ const MAX_LISTED_PROBLEMS = 5;
 const MIN_WRITE_INTERVAL_MS = 1000;
 
 export interface ScopeClassReconcilerOptions {
-  readonly kube: Pick<Kube, 'resource' | 'mapper'>;
+  readonly kube: Pick<Kube, 'resource'>;
   readonly log: Logger;
   readonly classes: Informer<ScopeClassSpec, ScopeClassStatus>;
   readonly scopes: Informer<ScopeSpec, ScopeStatus>;
@@ -48,13 +47,47 @@ export interface ScopeClassReconcilerOptions {
   readonly now?: () => Date;
 }
 
+/** What a scope found of a class, under the class generation it rendered. */
+interface Found<T> {
+  readonly found: T;
+  readonly generation: number | undefined;
+}
+
+/**
+ * What was found of class `name` under its current generation. Found under an earlier one, it
+ * is dropped: no message outlives the generation that caused it; the class's scopes, woken by
+ * its change, find it again if it still holds.
+ */
+function current<T>(
+  map: Map<string, Found<T>>,
+  name: string,
+  generation: number | undefined,
+): T | undefined {
+  const entry = map.get(name);
+  if (entry === undefined) return undefined;
+  if (entry.generation !== generation) {
+    map.delete(name);
+    return undefined;
+  }
+  return entry.found;
+}
+
 export class ScopeClassReconciler {
   private readonly client: ResourceClient;
   private readonly now: () => Date;
-  /** Rights provisioning found missing, by class: cleared when one of its scopes provisions. */
-  private readonly missing = new Map<string, MissingRight>();
-  /** A scope the class could not render for, by class: the class says which and where. */
-  private readonly unrenderable = new Map<string, { scope: string; problem: string }>();
+  /**
+   * Rights provisioning found missing, by class, with the class generation it was found
+   * under: cleared when one of its scopes provisions, ignored once the class has moved on.
+   */
+  private readonly missing = new Map<string, Found<MissingRight>>();
+  /**
+   * A scope the class could not render for, by class: the class says which and where, while
+   * the generation that failed is the class's current one.
+   */
+  private readonly unrenderable = new Map<
+    string,
+    Found<{ readonly scope: string; readonly problem: string }>
+  >();
   /** When each class's status was last written (ms). */
   private readonly written = new Map<string, number>();
 
@@ -77,14 +110,14 @@ export class ScopeClassReconciler {
       .watch(this.options.scopes, (scope) => scope.status?.scopeClass);
   }
 
-  /** Provisioning for `className` was refused a right: the class says which. */
-  missingRight(className: string, right: MissingRight): void {
-    this.missing.set(className, right);
+  /** Provisioning for `className` (at `generation`) was refused a right: the class says which. */
+  missingRight(className: string, right: MissingRight, generation?: number): void {
+    this.missing.set(className, { found: right, generation });
   }
 
-  /** The class could not render for `scope` (a placeholder failed for that scope). */
-  renderFailed(className: string, scope: string, problem: string): void {
-    this.unrenderable.set(className, { scope, problem });
+  /** The class (at `generation`) could not render for `scope` (a placeholder failed for it). */
+  renderFailed(className: string, scope: string, problem: string, generation?: number): void {
+    this.unrenderable.set(className, { found: { scope, problem }, generation });
   }
 
   /**
@@ -93,7 +126,7 @@ export class ScopeClassReconciler {
    */
   provisioned(className: string, scope: string): boolean {
     const missing = this.missing.delete(className);
-    const failed = this.unrenderable.get(className)?.scope === scope;
+    const failed = this.unrenderable.get(className)?.found.scope === scope;
     if (failed) this.unrenderable.delete(className);
     return missing || failed;
   }
@@ -120,20 +153,7 @@ export class ScopeClassReconciler {
     const upToDate = served.filter(
       (s) => s.status?.status === 'active' && s.status.scopeClassGeneration === generation,
     ).length;
-    let report = this.report(object.spec, object, served.length, upToDate);
-    // The kinds it names are still served (ADR 0031): a CRD may have gone since admission.
-    const spec = ScopeClassSpec.safeParse(object.spec);
-    const names = spec.success && (spec.data.resources?.length ?? 0) > 0;
-    const unserved = names
-      ? await firstUnservedKind(this.options.kube.mapper, spec.data)
-      : undefined;
-    if (
-      unserved !== undefined &&
-      report.reason !== 'InvalidSpec' &&
-      report.reason !== 'TemplateInvalid'
-    ) {
-      report = { health: 'stalled', reason: 'KindNotServed', message: unserved.message };
-    }
+    const report = this.report(object.spec, object, served.length, upToDate);
     const previous = object.status ?? {};
     const next: ScopeClassStatus = {
       scopes: served.length,
@@ -156,9 +176,7 @@ export class ScopeClassReconciler {
       },
     );
     if (written !== undefined) this.written.set(key, this.now().getTime());
-    if (!names) return undefined;
-    // Nothing wakes a class when a kind goes or comes back: it asks again on a period.
-    return { requeueAfter: unserved !== undefined ? KIND_MISSING_RECHECK_MS : KIND_RECHECK_MS };
+    return undefined;
   }
 
   private report(
@@ -183,13 +201,14 @@ export class ScopeClassReconciler {
         message: `${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
       };
     }
-    let unrenderable = this.unrenderable.get(object.metadata.name);
+    const name = object.metadata.name;
+    let unrenderable = current(this.unrenderable, name, object.metadata.generation);
     // The scope it failed for is gone: nothing to report.
     if (
       unrenderable !== undefined &&
       this.options.scopes.cache.getByKey(unrenderable.scope) === undefined
     ) {
-      this.unrenderable.delete(object.metadata.name);
+      this.unrenderable.delete(name);
       unrenderable = undefined;
     }
     if (unrenderable !== undefined) {
@@ -199,7 +218,7 @@ export class ScopeClassReconciler {
         message: `cannot render for scope ${unrenderable.scope}: ${unrenderable.problem}`,
       };
     }
-    const right = this.missing.get(object.metadata.name);
+    const right = current(this.missing, name, object.metadata.generation);
     if (right !== undefined) {
       return {
         health: 'stalled',

@@ -56,6 +56,7 @@ import {
   SCOPE_APP_INDEX,
   scopeStatus,
   slugHolder,
+  slugOf,
   writeScopeStatus,
 } from '../../domain/scopes/index.js';
 import {
@@ -118,6 +119,13 @@ const STICKY_FAILURES = new Set([
   'ProvisionFailed',
   'DeadlineExceeded',
 ]);
+/**
+ * Failures of the scope's own making, which a class change never lifts (they are evaluated
+ * afresh on every pass anyway). Every other failure is its class's doing (what the class
+ * renders, or how its provisioner fared with it): it stands only while the class, at the
+ * generation status records, is the one that serves the scope (ADR 0032).
+ */
+const SCOPE_OWN_FAILURES: ReadonlySet<string> = new Set(['InvalidSpec', 'DuplicateSlug']);
 /** Renders kept (see ScopeReconciler.renders): 1,024 cost ~20 MiB with a five-resource class. */
 const MAX_KEPT_RENDERS = 128;
 /** What a render reads: the same inputs render the same children. */
@@ -156,12 +164,17 @@ export interface ScopeReconcilerOptions {
   readonly provisioners: Readonly<Record<string, ScopeProvisioner>>;
   /** Paces the scopes a changed class reaches (the scope's own changes are not paced). */
   readonly rollout: RolloutLimiter;
-  /** Told when provisioning for a class met a right the operator lacks. */
-  readonly onMissingRight?: (className: string, right: MissingRight) => void;
+  /** Told when provisioning for a class (at a generation) met a right the operator lacks. */
+  readonly onMissingRight?: (className: string, right: MissingRight, generation?: number) => void;
   /** Told when a scope of a class provisioned: a right it lacked is there now. */
   readonly onProvisioned?: (className: string, scope: string) => void;
-  /** Told when a class cannot render for a scope. */
-  readonly onRenderFailed?: (className: string, scope: string, problem: string) => void;
+  /** Told when a class (at a generation) cannot render for a scope. */
+  readonly onRenderFailed?: (
+    className: string,
+    scope: string,
+    problem: string,
+    generation?: number,
+  ) => void;
   readonly baseDomain?: string;
   readonly workers?: number;
   readonly now?: () => Date;
@@ -278,8 +291,26 @@ export class ScopeReconciler {
     const generation = scope.metadata.generation;
     const current = scope.status ?? {};
     const changed = current.observedGeneration !== generation;
-    const stands = failureStands(current, changed, STICKY_FAILURES);
+    // A fixed class frees the scopes it failed: no retry annotation needed.
+    const classMoved = current.status === 'failed' && this.classMoved(scope, spec);
+    const stands = failureStands(
+      current,
+      changed,
+      STICKY_FAILURES,
+      (reason) => classMoved && !SCOPE_OWN_FAILURES.has(reason),
+    );
     if (stands !== undefined) throw new Stalled(stands.reason ?? '', stands.message ?? '');
+    if (classMoved && failureStands(current, changed, STICKY_FAILURES) !== undefined) {
+      log.info(
+        {
+          scope: key,
+          reason: condition(current.conditions, 'Stalled')?.reason,
+          scopeClass: current.scopeClass,
+          scopeClassGeneration: current.scopeClassGeneration,
+        },
+        'scope failed under an earlier class generation tried again',
+      );
+    }
 
     if (spec.external_created === true) {
       await this.setStatus(scope, 'active', identity, EXTERNAL_REPORT);
@@ -299,11 +330,17 @@ export class ScopeReconciler {
     const record = recordOf(scopeClass);
     if (plan.state === 'invalid') {
       if (plan.problem !== undefined) {
-        this.options.onRenderFailed?.(scopeClass.metadata.name, key, plan.problem);
+        this.options.onRenderFailed?.(
+          scopeClass.metadata.name,
+          key,
+          plan.problem,
+          scopeClass.metadata.generation,
+        );
       }
       // A class change that does not compile leaves the scopes it serves as they are.
       if (current.status === 'active' && !changed) return undefined;
-      return this.fail(scope, plan.reason, plan.message, identity);
+      // The class and generation it failed under are recorded: a later one lifts the failure.
+      return this.fail(scope, plan.reason, plan.message, identity, record);
     }
     const leftovers = this.leftovers(scope, plan) !== undefined;
     // A `none` class has nothing to pause: a Paused condition left from an earlier class goes.
@@ -323,8 +360,10 @@ export class ScopeReconciler {
       return undefined;
     }
 
+    // A failed scope a class change frees is reached by that change as an active one is, and
+    // paced alike: a fix that is wrong shows on the first scopes, not on all at once.
     const rollout =
-      current.status === 'active' &&
+      (current.status === 'active' || classMoved) &&
       !changed &&
       (current.scopeClass !== record.scopeClass ||
         current.scopeClassGeneration !== record.scopeClassGeneration);
@@ -608,12 +647,38 @@ export class ScopeReconciler {
       });
       return 'waiting';
     }
+    // Consent on the application's side: until it grants this namespace, nothing is given or
+    // made for the scope; its Application's watch brings the scope back when the grant comes.
+    const refusal = attachmentRefusal(app, scope.metadata.namespace ?? '');
+    if (refusal !== undefined) {
+      Object.assign(scope, await ensureFinalizer(this.client, scope, SCOPE_FINALIZER));
+      await this.setStatus(scope, 'pending', undefined, {
+        health: 'reconciling',
+        reason: NOT_GRANTED_REASON,
+        message: `${refusal}; the scope waits for it`,
+      });
+      return 'waiting';
+    }
     let id = status.id;
     let assigning = false;
     if (id === undefined) {
       id = await this.options.ids.allocate();
       assigning = true;
       this.options.log.info({ scope: key, id }, 'scope id allocated');
+    if (status.id === undefined && (scope.metadata.namespace ?? '') !== app.metadata.namespace) {
+      // A scope of a granted namespace takes its slug when it attaches, not when it was made:
+      // one the application's scopes hold already stays theirs, however old the newcomer.
+      const slug = slugOf({ spec, status });
+      const holder = slugHolder(this.options.scopes, spec.application_id, slug, undefined, app);
+      if (holder !== undefined && keyOf(holder.metadata) !== key) {
+        return this.fail(
+          scope,
+          'DuplicateSlug',
+          `slug ${slug} is already used by scope ${describeSlugHolder(holder)} of application ${spec.application_id}`,
+          undefined,
+        );
+      }
+    }
     }
     const identity = identify(app.spec, spec.name, id, this.baseDomain);
     if (assigning) {
@@ -646,22 +711,23 @@ export class ScopeReconciler {
                 resourceVersion: scope.metadata.resourceVersion,
                 finalizers: [...finalizers, SCOPE_FINALIZER],
               }
-    // Consent on the application's side: until it grants this namespace, nothing is given or
-    // made for the scope; its Application's watch brings the scope back when the grant comes.
-    const refusal = attachmentRefusal(app, scope.metadata.namespace ?? '');
-    if (refusal !== undefined) {
-      Object.assign(scope, await ensureFinalizer(this.client, scope, SCOPE_FINALIZER));
-      await this.setStatus(scope, 'pending', undefined, {
-        health: 'reconciling',
-        reason: NOT_GRANTED_REASON,
-        message: `${refusal}; the scope waits for it`,
-      });
-      return 'waiting';
-    }
             : {}),
           ...(relabel ? { labels: { [SCOPE_ID_LABEL]: String(id) } } : {}),
         },
       },
+    );
+  }
+
+  /**
+   * The class that serves the scope now is not the one, at the generation, that its status
+   * records: what a failure of the class's doing was decided under has moved on.
+   */
+  private classMoved(scope: KubeObject<unknown, ScopeStatus>, spec: ScopeSpec): boolean {
+    const selected = this.options.classes.select({ spec, labels: scope.metadata.labels ?? {} });
+    const status = scope.status ?? {};
+    return (
+      status.scopeClass !== selected?.metadata.name ||
+      status.scopeClassGeneration !== selected?.metadata.generation
     );
   }
 
@@ -671,7 +737,13 @@ export class ScopeReconciler {
     spec: ScopeSpec,
     slug: string,
   ): string | undefined {
-    const older = slugHolder(this.options.scopes, spec.application_id, slug, scope as ScopeObject);
+    const older = slugHolder(
+      this.options.scopes,
+      spec.application_id,
+      slug,
+      scope as ScopeObject,
+      applicationById(this.options.applications, spec.application_id),
+    );
     return older === undefined ? undefined : describeSlugHolder(older);
   }
 
@@ -880,7 +952,11 @@ export class ScopeReconciler {
     record: ClassRecord,
   ): Promise<Result> {
     if (progress.missingRight !== undefined) {
-      this.options.onMissingRight?.(record.scopeClass ?? '', progress.missingRight);
+      this.options.onMissingRight?.(
+        record.scopeClass ?? '',
+        progress.missingRight,
+        record.scopeClassGeneration,
+      );
     }
     await this.setStatus(
       scope,
@@ -905,8 +981,9 @@ export class ScopeReconciler {
     reason: string,
     message: string,
     identity: Identity | undefined,
+    record: ClassRecord = {},
   ): Promise<never> {
-    await this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message });
+    await this.setStatus(scope, 'failed', identity, { health: 'stalled', reason, message }, record);
     throw new Stalled(reason, message);
   }
 

@@ -15,7 +15,7 @@ import { generationChanged } from '../../runtime/index.js';
 import { ChildInformers } from '../provisioners/class/informers.js';
 import { ClassProvisioner } from '../provisioners/class/provisioner.js';
 import { ScopeWebhookProvisioner } from '../provisioners/scope-webhook/provisioner.js';
-import { ScopeClassReconciler } from '../scope-class/reconciler.js';
+import { SCOPE_CLASS_INDEX, ScopeClassReconciler } from '../scope-class/reconciler.js';
 import type { KindSetup, SetupContext } from '../setup.js';
 import { ScopeReconciler, scopeKeyOfChild } from './reconciler.js';
 import { RolloutLimiter } from './rollout.js';
@@ -60,26 +60,34 @@ export function setupScopes(context: SetupContext): KindSetup {
       }),
     },
     rollout: new RolloutLimiter(context.scopeClassRolloutRate),
-    onMissingRight: (className, right) => {
-      classReconciler.missingRight(className, right);
+    onMissingRight: (className, right, generation) => {
+      classReconciler.missingRight(className, right, generation);
       classController.enqueue(className);
     },
     onProvisioned: (className, scope) => {
       if (classReconciler.provisioned(className, scope)) classController.enqueue(className);
     },
-    onRenderFailed: (className, scope, problem) => {
-      classReconciler.renderFailed(className, scope, problem);
+    onRenderFailed: (className, scope, problem, generation) => {
+      classReconciler.renderFailed(className, scope, problem, generation);
       classController.enqueue(className);
     },
     baseDomain: context.baseDomain,
   }).controller();
-  // A class added, changed or removed may change what any scope of its type becomes.
+  // A class added, changed or removed may change what any scope of its type becomes, and
+  // wakes the scopes it serves (status.scopeClass), failed ones included: those it failed try
+  // again under its new generation (ADR 0032), whatever scope type it names now.
   controller.watch(
     classes,
-    (scopeClass) =>
-      scopes
-        .byIndex(SCOPE_TYPE_INDEX, scopeClass.spec?.scope_type ?? '')
-        .map((s) => keyOf(s.metadata)),
+    (scopeClass) => {
+      const keys = new Set<string>();
+      for (const s of scopes.byIndex(SCOPE_TYPE_INDEX, scopeClass.spec?.scope_type ?? '')) {
+        keys.add(keyOf(s.metadata));
+      }
+      for (const s of scopes.byIndex(SCOPE_CLASS_INDEX, scopeClass.metadata.name)) {
+        keys.add(keyOf(s.metadata));
+      }
+      return keys;
+    },
     generationChanged,
   );
   children.onInformer((informer) => controller.watch(informer, scopeKeyOfChild));

@@ -2,7 +2,10 @@
 // namespaces its spec.scope_namespaces grants (consent on the referenced side, as Gateway
 // API's ReferenceGrant). The one rule the admission webhook (refused at apply) and the Scope
 // reconciler (pending, ApplicationNotGranted) both call. ADR 0033.
+import type { ScopeSpec, ScopeStatus } from '../../api/index.js';
+import type { KubeObject } from '../../kube/index.js';
 import type { ApplicationObject } from '../applications.js';
+import { recordedIdentity } from './identity.js';
 
 /** The reason a scope waits under, and the webhook refuses with. */
 export const NOT_GRANTED_REASON = 'ApplicationNotGranted';
@@ -29,5 +32,22 @@ export function attachmentRefusal(
     `which does not grant namespace ${scopeNamespace}: a Scope attaches only to an application ` +
     `of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace ` +
     `(its owners add ${scopeNamespace} there)`
+  );
+}
+
+/**
+ * True when `scope` counts among `app`'s scopes (it holds a slug, a listing shows it as the
+ * application's): it is of the application's namespace, or it has been attached (its identity
+ * is on record, and stays, as its domain does, ADR 0033). A scope of another namespace counts
+ * from the moment it attaches, not from its creation: a tenant cannot take an application's
+ * slugs by naming it, nor take, once granted, one a scope of the application already holds.
+ */
+export function countsForApplication(
+  app: ApplicationObject,
+  scope: KubeObject<ScopeSpec, ScopeStatus>,
+): boolean {
+  return (
+    (scope.metadata.namespace ?? '') === (app.metadata.namespace ?? '') ||
+    (scope.status !== undefined && recordedIdentity(scope.status) !== undefined)
   );
 }

@@ -2,7 +2,9 @@
 // slug rule they serve: a slug is unique within its application, and the older scope keeps it.
 import type { ScopeSpec, ScopeStatus } from '../../api/index.js';
 import { type Informer, type KubeObject, keyOf } from '../../kube/index.js';
+import type { ApplicationObject } from '../applications.js';
 import { olderFirst, SCOPE_ID_LABEL } from '../names.js';
+import { countsForApplication } from './grants.js';
 import { slugOf } from './identity.js';
 
 type ScopeObject = KubeObject<ScopeSpec, ScopeStatus>;
@@ -44,14 +46,19 @@ export function indexScopeIds(informer: ScopeInformer): void {
 /**
  * The scope of application `applicationId` that holds `slug`, from the cache: for a scope not
  * created yet, any that has it; for `self`, an older one (the older of two keeps the slug).
+ * Given the application, a scope that does not count among its scopes (of a namespace it does
+ * not grant, never attached) holds nothing.
  */
 export function slugHolder(
   scopes: ScopeInformer,
   applicationId: number,
   slug: string,
   self?: ScopeObject,
+  app?: ApplicationObject,
 ): ScopeObject | undefined {
-  const holders = scopes.byIndex(SCOPE_SLUG_INDEX, slugKey(applicationId, slug));
+  const holders = scopes
+    .byIndex(SCOPE_SLUG_INDEX, slugKey(applicationId, slug))
+    .filter((holder) => app === undefined || countsForApplication(app, holder));
   if (self === undefined) return holders[0];
   const key = keyOf(self.metadata);
   return holders
