@@ -153,3 +153,75 @@ describe('x-kubernetes-validations at kubectl apply', () => {
     expect(output).toContain('compilation failed: ERROR: <input>:');
   });
 });
+
+describe('a CRD whose rules cost too much', () => {
+  const RULE = 'self.items.all(x, self.items.all(y, x == y))';
+  const costly = (bounds: Record<string, unknown>) =>
+    stringify({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'sets.rules.example.test' },
+      spec: {
+        group: 'rules.example.test',
+        scope: 'Namespaced',
+        names: { plural: 'sets', singular: 'set', kind: 'Set', listKind: 'SetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    'x-kubernetes-validations': [{ rule: RULE, message: 'all items are equal' }],
+                    properties: { items: { type: 'array', items: { type: 'integer' }, ...bounds } },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+  // One version's schema is reported where kube's internal type holds it: spec.validation.
+  const PATH = 'spec.validation.openAPIV3Schema';
+  const ADVICE =
+    '(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)';
+
+  it('refuses at create a quadratic rule over an unbounded list, naming the rule, and stores nothing', async () => {
+    const output = await suite.fails(['apply', '-f', '-'], costly({}));
+    expect(output).toContain('The CustomResourceDefinition "sets.rules.example.test" is invalid');
+    expect(output).toContain(
+      `${PATH}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x ${ADVICE}`,
+    );
+    expect(output).toContain(
+      `${PATH}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+    );
+    expect(output).toContain(
+      `${PATH}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x ${ADVICE}`,
+    );
+    const listed = await suite.run(['get', 'crd', 'sets.rules.example.test']);
+    expect(listed.code).not.toBe(0);
+  });
+
+  it('accepts it with maxItems: 10, and refuses an update that takes the bound away', async () => {
+    await suite.ok(['apply', '-f', '-'], costly({ maxItems: 10 }));
+    await suite.ok([
+      'wait',
+      '--for=condition=established',
+      '--timeout=60s',
+      'crd/sets.rules.example.test',
+    ]);
+    const output = await suite.fails(['apply', '-f', '-'], costly({}));
+    expect(output).toContain('estimated rule cost exceeds budget by factor of more than 100x');
+    expect(
+      await suite.get(
+        ['crd', 'sets.rules.example.test'],
+        '{{(index .spec.versions 0).schema.openAPIV3Schema.properties.spec.properties.items.maxItems}}',
+      ),
+    ).toBe('10');
+  });
+});

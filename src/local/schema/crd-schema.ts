@@ -4,6 +4,7 @@
 // subresource is on, a nullable root, the structural rules (then the defaults, when those
 // pass), then the rules of every node; NewStructural's refusal last, only if nothing else
 // was found.
+import { celCostIssues } from './cel-cost.js';
 import { defaultIssues } from './defaults.js';
 import { childPath, type FieldIssue, forbidden, GoText, invalid } from './field-errors.js';
 import { ALL_RULES, openAPISchemaIssues, type SchemaRuleOptions } from './openapi-rules.js';
@@ -105,6 +106,12 @@ export function crdSchemaIssues(
     }
   }
   out.push(...openAPISchemaIssues(schema, at, options));
+  // Rule costs are estimated only over a schema that is otherwise valid (kube skips CEL where a
+  // schema error is found and builds no CEL context for a non-structural schema); a rule that
+  // does not compile does not stop the others' estimate.
+  if (initError === undefined && out.every((i) => i.field.includes('.x-kubernetes-validations['))) {
+    out.push(...celCostIssues(schema, at));
+  }
   // NewStructural's errors repeat what the node rules say, so they only show alone.
   if (out.length === 0 && initError !== undefined) out.push(invalid(at, '', initError));
   return out;
