@@ -38,6 +38,7 @@ import {
   startObservabilityServer,
 } from './observability.js';
 import { applyCrds, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_NAME, startOperator } from './operator.js';
+import { createOperatorIdentity, operatorUsername } from './operator-identity.js';
 import { messageOf, Parts } from './parts.js';
 import { DEFAULT_HEAP_GROWTH_PERCENT, setHeapGrowth } from './runtime/index.js';
 import { installDefaultScopeClasses } from './scope-classes-install.js';
@@ -111,19 +112,35 @@ export async function runLocal(options: LocalOptions): Promise<number> {
       ? `nrn-operator local: data dir ${dataDir} created (a new, empty cluster)\n`
       : `nrn-operator local: data dir ${dataDir} reopened (${objects} objects)\n`,
   );
+  let admin: Kube | undefined;
   let kube: Kube | undefined;
   let observability: ObservabilityServer | undefined;
   let facade: Facade | undefined;
   let webhook: AdmissionServer | undefined;
   if (options.operator || options.facade !== undefined) {
-    // Through the kubeconfig, as against any cluster: neither reaches into src/local.
+    // Through the kubeconfig, as against any cluster: neither reaches into src/local. The
+    // admin's installs what a platform team installs on a cluster (CRDs, deploy/'s identity,
+    // default classes, the webhook's registration); the operator and facade act as deploy/'s
+    // ServiceAccount, so a right deploy/rbac.yaml lacks fails here as there (ADR 0030).
     const connected = await parts.start(
       'client',
       () => connect({ kubeconfigPath: plane.kubeconfigPath, log }),
       { close: (k) => () => k.close() },
     );
-    kube = connected;
+    admin = connected;
     await parts.start('CRDs', () => applyCrds(connected));
+    const identity = await parts.start('operator identity', () =>
+      createOperatorIdentity(connected, {
+        adminKubeconfigPath: plane.kubeconfigPath,
+        path: join(dataDir, 'operator.kubeconfig'),
+        fieldManager: OPERATOR_NAME,
+      }),
+    );
+    kube = await parts.start(
+      'operator client',
+      () => connect({ kubeconfigPath: identity.kubeconfigPath, log }),
+      { close: (k) => () => k.close() },
+    );
     // Only into a cluster just made: a platform team that edited or deleted one keeps its choice.
     if (state === 'created') {
       const installed = await parts.start('default ScopeClasses', () =>
@@ -134,8 +151,9 @@ export async function runLocal(options: LocalOptions): Promise<number> {
       );
     }
   }
-  if (options.operator && kube !== undefined) {
+  if (options.operator && kube !== undefined && admin !== undefined) {
     const connected = kube;
+    const installer = admin;
     const metrics = new OperatorMetrics();
     if (options.facade !== undefined) metrics.requireReady(() => facade !== undefined);
     const address = options.metrics;
@@ -164,7 +182,13 @@ export async function runLocal(options: LocalOptions): Promise<number> {
         }),
       { close: (operator) => () => operator.stop() },
     );
-    webhook = await startLocalWebhook(parts, connected, dataDir, options.webhookPort ?? 0, log);
+    webhook = await startLocalWebhook(
+      parts,
+      { serve: connected, register: installer },
+      dataDir,
+      options.webhookPort ?? 0,
+      log,
+    );
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
   }
@@ -197,7 +221,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
   const metricsAt = observability !== undefined ? `; metrics at ${observability.url}` : '';
   const facadeAt = facade !== undefined ? `; facade at ${facade.url}${tokenAt}` : '';
   // Each part with where it is: the operator has no address of its own, it only runs.
-  const operatorAt = options.operator ? '; operator running' : '';
+  const operatorAt = options.operator ? `; operator running as ${operatorUsername()}` : '';
   const webhookAt = webhook !== undefined ? `; admission webhook at ${webhook.url}` : '';
   process.stdout.write(
     `nrn-operator local ready: API server at ${plane.url}${operatorAt}${webhookAt}${metricsAt}${facadeAt}; KUBECONFIG=${plane.kubeconfigPath}\n`,
@@ -405,7 +429,7 @@ async function startFacadePart(
  */
 async function startLocalWebhook(
   parts: Parts,
-  kube: Kube,
+  kube: { readonly serve: Kube; readonly register: Kube },
   dataDir: string,
   port: number,
   log: Logger,
@@ -418,7 +442,7 @@ async function startLocalWebhook(
     'admission webhook',
     () =>
       startAdmissionServer({
-        kube,
+        kube: kube.serve,
         log,
         host: '127.0.0.1',
         port,
@@ -430,7 +454,7 @@ async function startLocalWebhook(
     },
   );
   await parts.start('webhook registration', () =>
-    registerWebhook(kube, { url: server.url, caBundle: tls.ca }, 'Ignore', OPERATOR_NAME),
+    registerWebhook(kube.register, { url: server.url, caBundle: tls.ca }, 'Ignore', OPERATOR_NAME),
   );
   return server;
 }

@@ -56,4 +56,9 @@ export {
   type RestMapping,
 } from './rest-mapper.js';
 export type { ReviewAttributes, ReviewedUser, Reviews } from './reviews.js';
+export type {
+  ServiceAccountToken,
+  TokenRequestOptions,
+  TokenRequests,
+} from './token-request.js';
 export type { RequestSample, TransportStats } from './transport.js';

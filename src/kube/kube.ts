@@ -8,6 +8,7 @@ import { OpenApiSchemas } from './openapi-schemas.js';
 import { RestMapper } from './rest-mapper.js';
 import { type Reviews, reviewsOver } from './reviews.js';
 import { SharedInformers } from './shared.js';
+import { type TokenRequests, tokenRequestsOver } from './token-request.js';
 import { type RequestSample, Transport, type TransportStats } from './transport.js';
 
 export interface ConnectOptions {
@@ -41,6 +42,8 @@ export interface Kube {
   ): Informer<Spec, Status>;
   /** TokenReview and SubjectAccessReview, for callers authenticated by the cluster. */
   readonly reviews: Reviews;
+  /** Tokens of ServiceAccounts (TokenRequest), for a process that must act as one. */
+  readonly tokens: TokenRequests;
   /** apiVersion + kind -> resource, from API discovery: for kinds not known in advance. */
   readonly mapper: RestMapper;
   /** The kinds' published OpenAPI v3 schemas, per group-version: for manifests not known in advance. */
@@ -70,6 +73,7 @@ export async function connect(options: ConnectOptions): Promise<Kube> {
     observeRequests: (observer) => transport.observeRequests(observer),
     resource: (type) => new ResourceClient(transport, type),
     reviews: reviewsOver(transport),
+    tokens: tokenRequestsOver(transport),
     mapper: new RestMapper(transport),
     openapi: new OpenApiSchemas(transport),
     informer: (type, informerOptions = {}) => informers.informer(type, informerOptions),

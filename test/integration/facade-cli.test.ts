@@ -53,7 +53,7 @@ describe('facade: served by the nrn-operator command', () => {
     // Each part with where it is (the operator has no address), KUBECONFIG last; and what the
     // data dir was.
     expect(ready).toMatch(
-      /^nrn-operator local ready: API server at https:\/\/127\.0\.0\.1:\d+; operator running; admission webhook at https:\/\/127\.0\.0\.1:\d+\/validate; facade at http:\/\/127\.0\.0\.1:\d+ \(token in \S+\); KUBECONFIG=\S+$/,
+      /^nrn-operator local ready: API server at https:\/\/127\.0\.0\.1:\d+; operator running as system:serviceaccount:nrn-system:nrn-operator; admission webhook at https:\/\/127\.0\.0\.1:\d+\/validate; facade at http:\/\/127\.0\.0\.1:\d+ \(token in \S+\); KUBECONFIG=\S+$/,
     );
     expect(first.lines).toContain(
       `nrn-operator local: data dir ${dir} created (a new, empty cluster)`,
