@@ -175,6 +175,18 @@ describe('a manifest against its kind’s published schema', () => {
     expect(check(cm({ data: many }))).toHaveLength(MAX_SCHEMA_PROBLEMS);
   });
 
+  it('takes a Quantity as a string or a number, however the document writes it', () => {
+    const quantity = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+    const published: PublishedSchema = {
+      schema: { type: 'object', properties: { limits: { additionalProperties: ref(quantity) } } },
+      components: { [quantity]: { type: 'string' } },
+    };
+    expect(check({ limits: { cpu: 1, memory: '1Gi' } }, published)).toEqual([]);
+    expect(check({ limits: { cpu: true } }, published)).toEqual([
+      { path: `${P}.limits.cpu`, message: 'expected string or number, got boolean' },
+    ]);
+  });
+
   it('checks nothing behind a reference the document lacks', () => {
     expect(check(cm({}), { schema: ref('Missing'), components })).toEqual([]);
   });

@@ -24,6 +24,8 @@ const MAX_REF_HOPS = 32;
 const COMPONENTS = '#/components/schemas/';
 const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
 const INT_OR_STRING = 'x-kubernetes-int-or-string';
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+const QUANTITY_SCHEMA: Schema = { oneOf: [{ type: 'string' }, { type: 'number' }] };
 
 /**
  * The problems of `manifest` (a template, placeholders unrendered) against `published`, each at
@@ -139,9 +141,10 @@ class Walker {
     let schema = node;
     for (let hops = 0; typeof schema.$ref === 'string'; hops++) {
       const ref = schema.$ref;
-      const target = ref.startsWith(COMPONENTS)
-        ? this.components[ref.slice(COMPONENTS.length)]
-        : undefined;
+      const name = ref.startsWith(COMPONENTS) ? ref.slice(COMPONENTS.length) : undefined;
+      // Quantity's JSON is a string or a number (its UnmarshalJSON), whatever a document says.
+      if (name === QUANTITY) return QUANTITY_SCHEMA;
+      const target = name === undefined ? undefined : this.components[name];
       // The API server's document is not ours to judge: a dangling reference checks nothing.
       if (target === undefined || hops >= MAX_REF_HOPS) return undefined;
       schema = target;
@@ -168,7 +171,7 @@ function expectedType(schema: Schema): string | undefined {
   if (schema[INT_OR_STRING] === true || schema.format === 'int-or-string') return 'int-or-string';
   if (typeof schema.type === 'string') return schema.type;
   // Properties without a type: an object, as kube-openapi writes some definitions.
-  if (isSchema(schema.properties)) return 'object';
+  if (isSchema(schema.properties) || isSchema(schema.additionalProperties)) return 'object';
   return undefined;
 }
 
