@@ -26,6 +26,7 @@ import {
   type Result,
 } from '../../runtime/index.js';
 import type { MissingRight } from '../provisioners/scope-provisioner.js';
+import { firstUnservedKind, KIND_MISSING_RECHECK_MS, KIND_RECHECK_MS } from './served-kinds.js';
 
 /** status.scopeClass of a scope: the scopes a class serves. */
 export const SCOPE_CLASS_INDEX = 'scope-class';
@@ -38,7 +39,7 @@ const MAX_LISTED_PROBLEMS = 5;
 const MIN_WRITE_INTERVAL_MS = 1000;
 
 export interface ScopeClassReconcilerOptions {
-  readonly kube: Pick<Kube, 'resource'>;
+  readonly kube: Pick<Kube, 'resource' | 'mapper'>;
   readonly log: Logger;
   readonly classes: Informer<ScopeClassSpec, ScopeClassStatus>;
   readonly scopes: Informer<ScopeSpec, ScopeStatus>;
@@ -153,7 +154,20 @@ export class ScopeClassReconciler {
     const upToDate = served.filter(
       (s) => s.status?.status === 'active' && s.status.scopeClassGeneration === generation,
     ).length;
-    const report = this.report(object.spec, object, served.length, upToDate);
+    let report = this.report(object.spec, object, served.length, upToDate);
+    // The kinds it names are still served (ADR 0031): a CRD may have gone since admission.
+    const spec = ScopeClassSpec.safeParse(object.spec);
+    const names = spec.success && (spec.data.resources?.length ?? 0) > 0;
+    const unserved = names
+      ? await firstUnservedKind(this.options.kube.mapper, spec.data)
+      : undefined;
+    if (
+      unserved !== undefined &&
+      report.reason !== 'InvalidSpec' &&
+      report.reason !== 'TemplateInvalid'
+    ) {
+      report = { health: 'stalled', reason: 'KindNotServed', message: unserved.message };
+    }
     const previous = object.status ?? {};
     const next: ScopeClassStatus = {
       scopes: served.length,
@@ -176,7 +190,9 @@ export class ScopeClassReconciler {
       },
     );
     if (written !== undefined) this.written.set(key, this.now().getTime());
-    return undefined;
+    if (!names) return undefined;
+    // Nothing wakes a class when a kind goes or comes back: it asks again on a period.
+    return { requeueAfter: unserved !== undefined ? KIND_MISSING_RECHECK_MS : KIND_RECHECK_MS };
   }
 
   private report(
