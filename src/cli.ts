@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { allCrds, renderCrdFiles } from './api/index.js';
 import { parseCommandLine } from './command-line.js';
+import { kindAllowlist } from './domain/scope-classes/kinds.js';
 import type { FacadeAddress, WebhookAddress } from './main.js';
 
 /**
@@ -112,6 +113,10 @@ export async function main(argv: string[]): Promise<number> {
           host: flags.host,
           operator: !flags['no-operator'],
           scopeClassRolloutRate: flags['scope-class-rollout-rate'],
+          scopeClassKinds: kindAllowlist(
+            flags['scope-class-namespaced-kinds'],
+            flags['scope-class-cluster-kinds'],
+          ),
           heapGrowthPercent: flags['heap-growth'],
           webhookPort: flags['webhook-port'],
           log: { level: flags['log-level'], format: flags['log-format'] },
@@ -129,6 +134,10 @@ export async function main(argv: string[]): Promise<number> {
         runOperator({
           leaderElection: !flags['no-leader-election'],
           scopeClassRolloutRate: flags['scope-class-rollout-rate'],
+          scopeClassKinds: kindAllowlist(
+            flags['scope-class-namespaced-kinds'],
+            flags['scope-class-cluster-kinds'],
+          ),
           heapGrowthPercent: flags['heap-growth'],
           log: { level: flags['log-level'], format: flags['log-format'] },
           metrics: { host: flags['metrics-host'], port: flags['metrics-port'] },

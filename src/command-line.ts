@@ -2,6 +2,12 @@
 // variables and defaults), the help made from it, and the strict parse to typed flags.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import {
+  DEFAULT_CLUSTER_KINDS,
+  DEFAULT_NAMESPACED_KINDS,
+  KIND_SETTINGS,
+  parseKindList,
+} from './domain/scope-classes/kinds.js';
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from './log.js';
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './runtime/heap.js';
 
@@ -45,6 +51,25 @@ const rolloutRate = () =>
       value: 'N',
       env: 'NRN_SCOPE_CLASS_ROLLOUT_RATE',
       help: 'scopes a second a changed ScopeClass reaches (its rollout pace)',
+    });
+
+/** A list of the kinds a ScopeClass may template (domain/scope-classes/kinds.ts), checked. */
+const classKinds = (scope: 'namespaced' | 'cluster') =>
+  z
+    .string()
+    .superRefine((value, ctx) => {
+      const list = parseKindList(value);
+      if ('problem' in list) ctx.addIssue({ code: 'custom', message: list.problem });
+    })
+    .default(scope === 'namespaced' ? DEFAULT_NAMESPACED_KINDS : DEFAULT_CLUSTER_KINDS)
+    .register(flagMeta, {
+      value: 'LIST',
+      env: KIND_SETTINGS[scope].env,
+      ...(scope === 'cluster' ? { defaultText: 'none' } : {}),
+      help:
+        scope === 'namespaced'
+          ? 'the namespaced kinds a ScopeClass may template in its resources, as group/Kind entries (Kind alone for the core group; * and ? match; ! refuses what the others admit), comma-separated; the default leaves out RBAC and admission kinds (docs/adr/0029-class-author-rights.md)'
+          : 'the cluster-scoped kinds a ScopeClass may template in its resources, as the namespaced list spells them (the envelope namespace is always made); add one deliberately: every scope and tenant shares it',
     });
 
 const GROWTH = `a whole percent from 0 to ${MAX_HEAP_GROWTH_PERCENT}`;
@@ -224,6 +249,8 @@ const localSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    'scope-class-namespaced-kinds': classKinds('namespaced'),
+    'scope-class-cluster-kinds': classKinds('cluster'),
     'heap-growth': heapGrowth(),
     // Any free port: several local planes often run side by side; each start registers its own.
     'webhook-port': port().default(0).register(flagMeta, {
@@ -277,6 +304,8 @@ const runSchema = z
     }),
     'metrics-host': metricsHost(),
     'scope-class-rollout-rate': rolloutRate(),
+    'scope-class-namespaced-kinds': classKinds('namespaced'),
+    'scope-class-cluster-kinds': classKinds('cluster'),
     'heap-growth': heapGrowth(),
     'webhook-port': port().default(9443).register(flagMeta, {
       value: 'PORT',

@@ -15,6 +15,7 @@ import {
   startSelfManagedCertificate,
   WEBHOOK_TLS_SECRET,
 } from './admission/index.js';
+import type { KindAllowlist } from './domain/scope-classes/kinds.js';
 import {
   type Authenticator,
   type AuthMode,
@@ -84,6 +85,8 @@ export interface LocalOptions {
   metrics?: MetricsAddress;
   /** Scopes a second a changed ScopeClass reaches. */
   scopeClassRolloutRate?: number;
+  /** The kinds a ScopeClass may template (ADR 0029); the default setting where left out. */
+  scopeClassKinds?: KindAllowlist;
   /** The admission webhook's port (0: any free one); it is served with the operator. */
   webhookPort?: number;
   /** How far V8's heap grows past what is live (ADR 0026); undefined: the default. */
@@ -179,6 +182,9 @@ export async function runLocal(options: LocalOptions): Promise<number> {
           ...(options.scopeClassRolloutRate !== undefined
             ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
             : {}),
+          ...(options.scopeClassKinds !== undefined
+            ? { scopeClassKinds: options.scopeClassKinds }
+            : {}),
         }),
       { close: (operator) => () => operator.stop() },
     );
@@ -188,6 +194,7 @@ export async function runLocal(options: LocalOptions): Promise<number> {
       dataDir,
       options.webhookPort ?? 0,
       log,
+      options.scopeClassKinds,
     );
   } else if (options.metrics !== undefined) {
     log.warn("metrics are the operator's; --no-operator serves none");
@@ -284,6 +291,8 @@ export interface RunOptions {
   baseDomain?: string;
   /** Scopes a second a changed ScopeClass reaches. */
   scopeClassRolloutRate?: number;
+  /** The kinds a ScopeClass may template (ADR 0029); the default setting where left out. */
+  scopeClassKinds?: KindAllowlist;
   metrics: MetricsAddress;
   facade?: FacadeAddress;
   /** The admission webhook; served only with a certificate (the API server calls it by HTTPS). */
@@ -347,6 +356,9 @@ export async function runOperator(options: RunOptions): Promise<number> {
         ...(options.scopeClassRolloutRate !== undefined
           ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
           : {}),
+        ...(options.scopeClassKinds !== undefined
+          ? { scopeClassKinds: options.scopeClassKinds }
+          : {}),
       }),
     { close: (operator) => () => operator.stop() },
   );
@@ -367,9 +379,23 @@ export async function runOperator(options: RunOptions): Promise<number> {
         close: (c: SelfManagedCertificate) => () => c.stop(),
       },
     );
-    admission = await startRunWebhook(parts, kube, webhook, certificate.files, log);
+    admission = await startRunWebhook(
+      parts,
+      kube,
+      webhook,
+      certificate.files,
+      log,
+      options.scopeClassKinds,
+    );
   } else if (webhook?.tls !== undefined) {
-    admission = await startRunWebhook(parts, kube, webhook, webhook.tls, log);
+    admission = await startRunWebhook(
+      parts,
+      kube,
+      webhook,
+      webhook.tls,
+      log,
+      options.scopeClassKinds,
+    );
   } else {
     // deploy/ gives it a certificate; without one the API server could not call it.
     log.info('no --webhook-tls-cert/--webhook-tls-key: the admission webhook is not served');
@@ -433,6 +459,7 @@ async function startLocalWebhook(
   dataDir: string,
   port: number,
   log: Logger,
+  scopeClassKinds?: KindAllowlist,
 ): Promise<AdmissionServer> {
   const tls = await parts.start('webhook TLS', () => loadOrCreateWebhookTls(dataDir), {
     describe: (error) =>
@@ -447,6 +474,7 @@ async function startLocalWebhook(
         host: '127.0.0.1',
         port,
         tls: { certFile: tls.certFile, keyFile: tls.keyFile },
+        ...(scopeClassKinds !== undefined ? { scopeClassKinds } : {}),
       }),
     {
       describe: (error) => portFailure(error, '--webhook-port', port),
@@ -466,6 +494,7 @@ async function startRunWebhook(
   address: WebhookAddress,
   tls: TlsFiles,
   log: Logger,
+  scopeClassKinds?: KindAllowlist,
 ): Promise<AdmissionServer> {
   await parts.start('webhook TLS', () => readTlsPair(tls), {
     describe: (error) => webhookTlsFailure(error, tls),
@@ -473,7 +502,15 @@ async function startRunWebhook(
   const port = address.port ?? DEFAULT_WEBHOOK_PORT;
   return parts.start(
     'admission webhook',
-    () => startAdmissionServer({ kube, log, host: address.host ?? '0.0.0.0', port, tls }),
+    () =>
+      startAdmissionServer({
+        kube,
+        log,
+        host: address.host ?? '0.0.0.0',
+        port,
+        tls,
+        ...(scopeClassKinds !== undefined ? { scopeClassKinds } : {}),
+      }),
     {
       describe: (error) => portFailure(error, '--webhook-port', port),
       close: (w) => () => w.close(),

@@ -13,6 +13,7 @@ import { setupServices } from './controllers/service/index.js';
 import type { KindSetup, SetupContext } from './controllers/setup.js';
 import { EventRecorder } from './domain/event-recorder.js';
 import { DEFAULT_BASE_DOMAIN } from './domain/names.js';
+import type { KindAllowlist } from './domain/scope-classes/kinds.js';
 import {
   defineResource,
   isAlreadyExists,
@@ -45,6 +46,8 @@ export interface OperatorOptions {
   readonly baseDomain?: string;
   /** Scopes a second a changed ScopeClass reaches (default 10). */
   readonly scopeClassRolloutRate?: number;
+  /** The kinds a ScopeClass's resources may be (ADR 0029); the default setting where left out. */
+  readonly scopeClassKinds?: KindAllowlist;
   readonly resyncMs?: number;
   /** Fed by every controller's hooks, and shown the operator's parts before it starts. */
   readonly metrics?: ControllerMetrics & {
@@ -90,6 +93,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     ...(options.scopeClassRolloutRate !== undefined
       ? { scopeClassRolloutRate: options.scopeClassRolloutRate }
       : {}),
+    ...(options.scopeClassKinds !== undefined ? { scopeClassKinds: options.scopeClassKinds } : {}),
     ...(metrics?.webhookCall !== undefined
       ? { webhookCalls: (sample: WebhookCallSample) => metrics.webhookCall?.(sample) }
       : {}),

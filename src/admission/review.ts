@@ -17,6 +17,20 @@ const AdmissionRequest = z.object({
   object: Json.nullish(),
   oldObject: Json.nullish(),
   dryRun: z.boolean().optional(),
+  /**
+   * types.go UserInfo of who made the request: a ScopeClass's author, whose rights the class
+   * may not exceed. One the schema does not read is left out, not a malformed review: the
+   * rules that need it refuse without it, the others do not care.
+   */
+  userInfo: z
+    .object({
+      username: z.string(),
+      uid: z.string().optional(),
+      groups: z.array(z.string()).optional(),
+      extra: z.record(z.string(), z.array(z.string())).optional(),
+    })
+    .optional()
+    .catch(undefined),
 });
 
 const AdmissionReview = z.object({

@@ -11,6 +11,7 @@ import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { GROUP } from '../api/index.js';
 import { indexApplications } from '../domain/applications.js';
+import { type KindAllowlist, kindAllowlist } from '../domain/scope-classes/kinds.js';
 import { indexScopes } from '../domain/scopes/index.js';
 import { SchemaCache } from '../domain/services/attributes.js';
 import { readSecret } from '../domain/services/secrets.js';
@@ -25,6 +26,7 @@ import {
 } from '../kube/index.js';
 import { jsonDepthExceeds } from '../util/json-depth.js';
 import { readTlsPair, reloadTls, type TlsFiles } from '../util/serving-tls.js';
+import type { ClassRightsDeps } from './class-rights.js';
 import { ADMIT, type AdmissionRequest, answer, parseReview, type Verdict } from './review.js';
 import { reviewScope } from './scope.js';
 import { reviewScopeClass } from './scope-class.js';
@@ -52,6 +54,8 @@ export interface AdmissionServerOptions {
   readonly port?: number;
   /** The operator's informer options, so that its caches are shared, not listed twice. */
   readonly informerOptions?: Pick<InformerOptions, 'transform' | 'resyncMs'>;
+  /** The kinds a ScopeClass may template; the default setting where left out. */
+  readonly scopeClassKinds?: KindAllowlist;
 }
 
 export interface AdmissionServer {
@@ -87,11 +91,17 @@ export async function startAdmissionServer(
     readSecret: (namespace, name) =>
       withDeadline(readSecret(kube, namespace, name), SECRET_READ_MS),
   };
+  // A class's author is asked about as the API server knows them (SubjectAccessReview).
+  const classRights: ClassRightsDeps = {
+    mapper: kube.mapper,
+    reviews: kube.reviews,
+    kinds: options.scopeClassKinds ?? kindAllowlist(),
+  };
   const reviews: Readonly<Record<string, Review>> = {
     Scope: (request) => reviewScope(scopes, applications, request),
     Service: (request) => reviewService(serviceDeps, request),
     ServiceSpecification: (request) => reviewSpecification(schemas, request),
-    ScopeClass: (request) => reviewScopeClass(request, kube),
+    ScopeClass: (request) => reviewScopeClass(request, kube, classRights),
   };
   const server = createServer({ cert: pair.cert, key: pair.key }, (req, res) => {
     handle(req, res, reviews, log).catch((error: unknown) => {

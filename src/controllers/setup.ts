@@ -3,6 +3,7 @@
 // with a reconciler and a setup function, and one line in the operator's list.
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../domain/event-recorder.js';
+import type { KindAllowlist } from '../domain/scope-classes/kinds.js';
 import type { InformerOptions, Kube, KubeObject } from '../kube/index.js';
 import type { Controller, Startable } from '../runtime/index.js';
 import type { WebhookCallObserver } from './provisioners/webhook/http.js';
@@ -16,6 +17,8 @@ export interface SetupContext {
   readonly baseDomain: string;
   /** Scopes a second a changed ScopeClass reaches (the rollout's pace). */
   readonly scopeClassRolloutRate?: number;
+  /** The kinds a ScopeClass's resources may be (ADR 0029); the default setting where left out. */
+  readonly scopeClassKinds?: KindAllowlist;
   /**
    * What every informer of the operator's kinds is asked with (the cache's transform, the
    * resync period): the same options, so the informers of one kind are shared (ADR 0011).

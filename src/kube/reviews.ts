@@ -1,6 +1,7 @@
 // TokenReview and SubjectAccessReview: the API server's own answer to "who holds this token"
-// and "may they do this", for the facade's `kubernetes` auth. Both are create-only kinds with
-// no name, so they bypass the typed client's envelope checks.
+// and "may they do this", for the facade's `kubernetes` auth and the admission webhook's
+// check of a ScopeClass's author. Both are create-only kinds with no name, so they bypass the
+// typed client's envelope checks.
 import type { Transport } from './transport.js';
 
 export interface ReviewedUser {
@@ -21,7 +22,11 @@ export interface ReviewAttributes {
 export interface Reviews {
   /** The user the token belongs to, or undefined when the API server does not accept it. */
   tokenReview(token: string): Promise<ReviewedUser | undefined>;
-  subjectAccessReview(user: ReviewedUser, attributes: ReviewAttributes): Promise<boolean>;
+  subjectAccessReview(
+    user: ReviewedUser,
+    attributes: ReviewAttributes,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<boolean>;
 }
 
 export function reviewsOver(transport: Transport): Reviews {
@@ -42,10 +47,11 @@ export function reviewsOver(transport: Transport): Reviews {
         ...(isRecord(user.extra) ? { extra: user.extra as Record<string, string[]> } : {}),
       };
     },
-    async subjectAccessReview(user, attributes) {
+    async subjectAccessReview(user, attributes, options = {}) {
       const answer = await transport.request<Record<string, unknown>>({
         method: 'POST',
         path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',

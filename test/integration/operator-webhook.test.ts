@@ -290,10 +290,18 @@ describe('operator admission webhook', () => {
     expect(misspelt.status?.message).toMatch(
       /^spec\.namespace\.labels\.team: .*unknown field 'memroy' of scope\.requested_spec \(known: memory_in_gb, cpu_profile, local_storage_in_gb\)/,
     );
+    // A class makes only what its author could (ADR 0029): the admin may make it all.
     const good = await ask('ScopeClass', scopeClass('good', '${scope.name}'), {
       namespace: undefined,
+      userInfo: { username: 'admin', groups: ['system:masters', 'system:authenticated'] },
     });
     expect(good.allowed).toBe(true);
+    const unbound = await ask('ScopeClass', scopeClass('unbound', '${scope.name}'), {
+      namespace: undefined,
+    });
+    expect(unbound.status?.message).toBe(
+      'spec.namespace: user tester may not create namespaces (cluster-wide); a class may make only what its author could make',
+    );
   });
 
   it('a malformed review is a 400 and a log line; the server goes on answering', async () => {
