@@ -3,6 +3,8 @@
 // status word, counts per node, and the reason of each one that is not fine. Pure: the
 // objects are given.
 import { type Nrn, type NrnSegment, parseNrn, valuesOverlap } from '../api/index.js';
+import type { ApplicationObject } from '../domain/applications.js';
+import { grantsScopeNamespace } from '../domain/scopes/grants.js';
 import {
   type Health,
   healthOf,
@@ -35,11 +37,21 @@ export interface TreeInput {
   readonly prefix?: Nrn;
 }
 
-/** Where a scope sits: its own NRN, else its application's plus the scope id, else nowhere. */
-function scopeNrn(scope: Obj, appNrnById: ReadonlyMap<number, string>): string | undefined {
+/**
+ * Where a scope sits: its own NRN, else its application's plus the scope id (when that
+ * application lets the scope's namespace in: naming it is no claim to it), else nowhere.
+ */
+function scopeNrn(scope: Obj, appById: ReadonlyMap<number, Obj>): string | undefined {
   const own = str(scope.status?.nrn);
   if (own !== undefined) return own;
-  const app = appNrnById.get(Number(scope.spec?.application_id));
+  const application = appById.get(Number(scope.spec?.application_id));
+  if (
+    application === undefined ||
+    !grantsScopeNamespace(application as ApplicationObject, scope.metadata.namespace ?? '')
+  ) {
+    return undefined;
+  }
+  const app = str(application.spec?.nrn);
   if (app === undefined) return undefined;
   const id = scope.status?.id;
   return typeof id === 'number' ? `${app}:scope=${id}` : `${app}:scope=?${scope.metadata.name}`;
@@ -58,11 +70,11 @@ function under(prefix: Nrn | undefined, nrn: string | undefined): boolean {
 
 export function buildTree(input: TreeInput): Node {
   const root = node('');
-  const appNrnById = new Map<number, string>();
+  const appById = new Map<number, Obj>();
   for (const app of input.applications) {
     const id = app.spec?.id;
     const nrn = str(app.spec?.nrn);
-    if (typeof id === 'number' && nrn !== undefined && !appNrnById.has(id)) appNrnById.set(id, nrn);
+    if (typeof id === 'number' && nrn !== undefined && !appById.has(id)) appById.set(id, app);
   }
   const place = (nrn: string | undefined): Node => {
     let at = root;
@@ -92,7 +104,7 @@ export function buildTree(input: TreeInput): Node {
     at.kind = 'application';
   }
   for (const scope of input.scopes) {
-    const nrn = scopeNrn(scope, appNrnById);
+    const nrn = scopeNrn(scope, appById);
     if (!keep(nrn)) continue;
     const at = place(nrn);
     at.object = scope;

@@ -219,6 +219,10 @@ async function waitsFor(kube: Kube, kind: KindName, object: Obj): Promise<string
       const id = object.spec?.application_id;
       return `application ${String(id)}: an Application with spec.id ${String(id)} that is ready (kubectl get applications.platform.nrn.dev -A)`;
     }
+    case 'ApplicationNotGranted': {
+      const id = object.spec?.application_id;
+      return `application ${String(id)} to grant namespace ${object.metadata.namespace}: ${oneLine(reconciling.message ?? '', 300)}`;
+    }
     case 'WaitingForSpecification':
       return `servicespecification ${str(object.spec?.specification_id) ?? '?'}: a ServiceSpecification with that spec.id that is ready (kubectl get servicespecifications.platform.nrn.dev -A)`;
     case 'WaitingForSecret':

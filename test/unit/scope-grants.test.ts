@@ -14,6 +14,8 @@ import {
 import type { ApplicationObject } from '../../src/domain/applications.js';
 import { attachmentRefusal, grantsScopeNamespace } from '../../src/domain/scopes/index.js';
 import type { Informer, KubeObject } from '../../src/kube/index.js';
+import type { Obj } from '../../src/plugin/status.js';
+import { buildTree, renderTree } from '../../src/plugin/tree.js';
 
 const app = (namespace: string, grants?: string[]): ApplicationObject => ({
   apiVersion: 'platform.nrn.dev/v1alpha1',
@@ -147,5 +149,32 @@ describe('the Scope admission review', () => {
       oldObject: create('evil').object,
     };
     expect(reviewScope(noScopes, applications([app('team-a')]), request).allowed).toBe(true);
+  });
+});
+
+describe('kubectl nrn tree', () => {
+  const scope = (namespace: string, name: string) =>
+    ({
+      apiVersion: 'platform.nrn.dev/v1alpha1',
+      kind: 'Scope',
+      metadata: { name, namespace },
+      spec: { name, type: 'web_pool', application_id: 10 },
+    }) as unknown as Obj;
+  const render = (grants?: string[]) =>
+    renderTree(
+      buildTree({
+        applications: [app('team-a', grants) as unknown as Obj],
+        scopes: [scope('team-a', 'api'), scope('evil', 'web')],
+        services: [],
+      }),
+      (text) => text,
+    );
+
+  it('places a scope not yet given an id under its application only when the application lets it in', () => {
+    const [under, outside] = render().split('(no NRN)');
+    expect(under).toContain('team-a/api');
+    expect(under).not.toContain('evil/web');
+    expect(outside).toContain('evil/web');
+    expect(render(['evil'])).not.toContain('(no NRN)');
   });
 });

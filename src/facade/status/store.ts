@@ -13,6 +13,7 @@ import type {
   StatusTree,
 } from '../../api/index.js';
 import { applicationById } from '../../domain/applications.js';
+import { grantsScopeNamespace } from '../../domain/scopes/index.js';
 import type { Informer, KubeObject } from '../../kube/index.js';
 import {
   type Entry,
@@ -157,9 +158,14 @@ export class StatusStore {
     if (old !== undefined && sameVersion(old, object)) return;
     // Looked up only until the operator writes the scope's own NRN.
     const appId = object.spec?.application_id;
-    const appNrn =
+    const app =
       object.status?.nrn === undefined && appId !== undefined && this.scopeApps !== undefined
-        ? applicationById(this.scopeApps, appId)?.spec?.nrn
+        ? applicationById(this.scopeApps, appId)
+        : undefined;
+    // Not under an application that does not let the scope in: naming it is no claim to it.
+    const appNrn =
+      app !== undefined && grantsScopeNamespace(app, object.metadata.namespace ?? '')
+        ? app.spec?.nrn
         : undefined;
     this.put(scopeEntry(object, appNrn), old);
   }
