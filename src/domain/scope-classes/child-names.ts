@@ -61,8 +61,9 @@ export function sharedChildNameWarnings(
     } else continue;
     const parts = scoped === false ? [name] : [name, fixedNamespace];
     if (perScope(parts, namespacePerScope)) continue;
+    // kube-apiserver cuts each warning to 256 characters once all pass 4 KiB: the path first.
     warnings.push(
-      `spec.resources[${index}].manifest.metadata.name: ${JSON.stringify(name)} in ${where} is the same for every scope of this class (it uses none of scope.id, scope.nrn, or scope.slug with application.id or application.nrn): two scopes would make one object, and the second cannot have it`,
+      `spec.resources[${index}].manifest.metadata.name: ${JSON.stringify(name)} in ${where} is the same for every scope of this class: use scope.id, scope.nrn, or scope.slug with application.id, or two scopes make one object`,
     );
   }
   return warnings;
