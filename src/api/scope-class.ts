@@ -97,6 +97,12 @@ export const NamespaceEnvelope = z
       .max(253)
       .optional()
       .describe('A ServiceAccount of this name in the namespace.'),
+    on_rename: z
+      .enum(['keep', 'move'])
+      .default('keep')
+      .describe(
+        'An existing scope whose name pattern now renders another name (the pattern, or a field it uses, changed): keep its namespace (the default: a namespace is fixed once assigned), or move to the new one; the old one is then let go of, never deleted.',
+      ),
   })
   .strict();
 export type NamespaceEnvelope = z.infer<typeof NamespaceEnvelope>;
@@ -164,8 +170,15 @@ export const ScopeClassSpec = withRules(
       namespace: NamespaceEnvelope.default({
         name: DEFAULT_SCOPE_NAMESPACE_PATTERN,
         network_policy: 'none',
+        on_rename: 'keep',
       }),
       resources: z.array(ClassResource).max(MAX_CLASS_RESOURCES).optional(),
+      deletion_policy: z
+        .enum(['delete', 'orphan'])
+        .default('delete')
+        .describe(
+          "What becomes of a scope's objects when the scope is deleted: delete them (its namespace with everything in it), or orphan them (kept, unmarked and labelled platform.nrn.dev/orphaned-from-scope; a webhook agent is not called). As Crossplane's deletionPolicy.",
+        ),
     })
     .strict()
     .superRefine((spec, ctx) => {

@@ -14,6 +14,14 @@ export const NRN_ANNOTATION = `${LABEL_PREFIX}/nrn`;
 /** On what the operator makes for a scope: the scope's `namespace/name`, exactly. */
 export const SCOPE_ANNOTATION = `${LABEL_PREFIX}/scope`;
 /**
+ * On an object the operator made for a scope and then let go of (a namespace a class change
+ * left behind, a child kept by an `orphan` deletion policy): the scope's uid, in place of
+ * SCOPE_UID_LABEL, so nothing the operator does for any scope deletes it, and the scope that
+ * let it go may take it back. ORPHANED_ANNOTATION says when and why.
+ */
+export const ORPHANED_FROM_LABEL = `${LABEL_PREFIX}/orphaned-from-scope`;
+export const ORPHANED_ANNOTATION = `${LABEL_PREFIX}/orphaned`;
+/**
  * On a Scope or Service: a new value asks a `failed` one to try again. The value acted on is
  * recorded in `status.observedRetry` (the annotation is left in place, so a GitOps tool that
  * holds it in its manifests does not put it back and loop).

@@ -83,6 +83,25 @@ export interface ScopeProvisioner {
    * reconcile cost nothing.
    */
   peek?(target: ScopeTarget): Progress | undefined;
-  /** Removes them; 'ready' once nothing is left. */
-  remove(target: ScopeTarget, signal?: AbortSignal): Promise<Progress>;
+  /** Removes them (or lets them go: `removal`); 'ready' once nothing is left. */
+  remove(target: ScopeTarget, signal?: AbortSignal, removal?: Removal): Promise<Progress>;
+}
+
+/**
+ * What remove() does with what the scope's inventory holds. `delete`: the scope is deleted
+ * and its class's deletion policy says delete. `orphan`: the policy says orphan: nothing is
+ * deleted, everything is let go of (unmarked, so no scope ever deletes it). `keep-namespaces`:
+ * a class change left them behind: namespaces (with all in them) are let go of, never deleted,
+ * since they may hold what the operator did not make; the rest is deleted.
+ */
+export type Removal = 'delete' | 'orphan' | 'keep-namespaces';
+
+/** One object a provisioner deleted or let go of, for the scope's Event and a WARN line. */
+export interface Removed {
+  readonly action: 'Deleted' | 'Orphaned';
+  readonly ref: ChildReference;
+  /** Why, in a few words: `the scope is deleted`, `its class no longer makes it`. */
+  readonly why: string;
+  /** The scope's delete asked for it (a class change did not). */
+  readonly requested: boolean;
 }

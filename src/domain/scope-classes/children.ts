@@ -100,6 +100,11 @@ export interface ScopeFacts {
   readonly identity: Identity;
   readonly spec: ScopeSpec;
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The namespace the scope was given when first provisioned: it stays the scope's whatever
+   * the name pattern renders now, unless the class says `on_rename: move` (ADR 0028).
+   */
+  readonly assignedNamespace?: string | undefined;
   readonly application: {
     readonly id: number;
     readonly name: string;
@@ -180,7 +185,11 @@ export class CompiledClass {
   /** The objects the class makes for this scope, or the first problem met. */
   render(facts: ScopeFacts): Rendered {
     const scopeVars = scopeVariables(facts);
-    const name = this.namespaceName.render(scopeVars);
+    const kept =
+      facts.assignedNamespace !== undefined && this.spec.namespace.on_rename !== 'move'
+        ? { ok: true as const, value: facts.assignedNamespace }
+        : undefined;
+    const name = kept ?? this.namespaceName.render(scopeVars);
     if (!name.ok) return name;
     if (typeof name.value !== 'string' || !DNS_LABEL.test(name.value)) {
       return {
