@@ -44,6 +44,12 @@ import {
 import { type CompiledSchema, compileSchema } from './schema/validate.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Mutation, Store } from './storage/store.js';
+import {
+  applyTypeErrors,
+  decodeFailure,
+  jsonDecodeFailure,
+  refusePatchedValues,
+} from './typed-maps.js';
 import { ApiError, badRequest, type KubeObject, type StatusCause } from './types.js';
 import { ChangeEvent } from './watch.js';
 
@@ -384,6 +390,7 @@ export class Objects {
         patched = applyStrategicMergePatch(base, patch, this.ownership(type).listTypes);
         break;
     }
+    refusePatchedValues(type, strategyOf(type)?.typedMaps, patchType, patch, patched);
     const next = this.decodeBody(type, namespace, patched, options, 'patch');
     // As kube-apiserver's patcher checks the patched object (checkName, handlers/patch.go): a
     // patch does not rename, and one that tries is refused rather than quietly ignored.
@@ -433,7 +440,7 @@ export class Objects {
     });
     if (old === undefined) {
       // Create-if-missing: the same path as POST, keeping the ownership apply computed.
-      const decoded = this.decodeBody(type, namespace, next, options, 'patch');
+      const decoded = this.decodeBody(type, namespace, next, options, 'apply');
       const created = this.createObject(
         type,
         namespace,
@@ -443,7 +450,7 @@ export class Objects {
       );
       return { ...created, created: true };
     }
-    const decoded = this.decodeBody(type, namespace, next, options, 'patch');
+    const decoded = this.decodeBody(type, namespace, next, options, 'apply');
     return { ...this.replace(type, old, decoded, options, subresource, true), created: false };
   }
 
@@ -718,10 +725,13 @@ export class Objects {
     namespace: string,
     body: unknown,
     options: WriteOptions,
-    verb: 'create' | 'update' | 'patch',
+    verb: 'create' | 'update' | 'patch' | 'apply',
   ): KubeObject {
     const unknown: string[] = [];
     const object = this.checkBody(type, namespace, body, unknown);
+    const maps = strategyOf(type)?.typedMaps;
+    const undecodable = maps === undefined ? undefined : jsonDecodeFailure(type.kind, object, maps);
+    if (undecodable !== undefined) throw decodeFailure(type, object, verb, undecodable);
     let decoded = object;
     if (type.schema !== undefined) {
       const outcome = this.schemaOf(type).decode(object);
@@ -736,7 +746,7 @@ export class Objects {
       return decoded;
     }
     const strict = `strict decoding error: ${messages.join(', ')}`;
-    if (verb === 'patch') throw badRequest(strict);
+    if (verb === 'patch' || verb === 'apply') throw badRequest(strict);
     // transformDecodeError: the kind and version the body was decoded as.
     throw badRequest(
       `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: ${strict}`,
@@ -758,8 +768,13 @@ export class Objects {
     const applied = this.checkBody(type, namespace, patch, unknown);
     if (type.schema !== undefined)
       unknown.push(...this.schemaOf(type).decode(applied).unknownFields);
-    if (unknown.length === 0) return applied;
-    const errors = unknown.sort().map((f) => `.${f}: field not declared in schema`);
+    const maps = strategyOf(type)?.typedMaps;
+    const typeErrors = maps === undefined ? [] : applyTypeErrors(applied, maps);
+    if (unknown.length === 0 && typeErrors.length === 0) return applied;
+    const errors = [
+      ...unknown.map((f) => `.${f}: field not declared in schema`),
+      ...typeErrors,
+    ].sort();
     const where = `${applied.metadata.namespace ?? ''}/${applied.metadata.name ?? name}; ${type.group}/${type.version}, Kind=${type.kind}`;
     throw badRequest(
       `failed to create typed patch object (${where}): ${

@@ -955,7 +955,7 @@ describe('Secrets (secret_string_data.py)', () => {
     expect(replaced.stringData).toBeUndefined();
   });
 
-  // src/local/kinds/secret.ts: data is []byte in the Go type, and decoding a value that is not
+  // src/local/typed-maps.ts: data is []byte in the Go type, and decoding a value that is not
   // base64 fails, so kube-apiserver answers 400 BadRequest ("Secret in version \"v1\" cannot be
   // handled as a Secret: illegal base64 data at input byte 3").
   pyIt('refuses data that is not base64: 400', () => {

@@ -21,6 +21,7 @@ const configMapMessage = new MessageSpec([
 export const configMapStrategy: KindStrategy = {
   type: CONFIG_MAP_TYPE,
   fieldTypes: { data: MAP, binaryData: MAP },
+  typedMaps: { data: 'string', binaryData: 'bytes' },
   prepare(object, old) {
     dropEmptyMaps(object, ['data', 'binaryData']);
     refuseInvalid(CONFIG_MAP_TYPE, object, [

@@ -3,7 +3,7 @@
 // (ValidateConfigMapUpdate, ValidateSecretUpdate), and how a Secret's bytes decode.
 import { invalid } from '../meta.js';
 import type { ResourceType } from '../resource-type.js';
-import { badRequest, type KubeObject, type StatusCause } from '../types.js';
+import type { KubeObject, StatusCause } from '../types.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const CONFIG_KEY_MESSAGE =
@@ -95,21 +95,6 @@ export function base64ErrorAt(text: string): number | undefined {
     if (text.length % 4 === 0 && i % 4 >= 2) return undefined;
   }
   return i;
-}
-
-/** A Secret's data decoded as its []byte fields are: a 400 at the first value that does not. */
-export function refuseUndecodableSecretData(object: KubeObject): void {
-  const data = object.data;
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return;
-  for (const value of Object.values(data)) {
-    if (typeof value !== 'string') continue;
-    const at = base64ErrorAt(value);
-    if (at !== undefined) {
-      throw badRequest(
-        `Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${at}`,
-      );
-    }
-  }
 }
 
 /** Data maps are `omitempty` in the Go types: an empty one is not written. */

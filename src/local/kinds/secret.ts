@@ -4,13 +4,7 @@
 import { MAP } from '../patch/field-types.js';
 import { MessageSpec, map, objectMeta, one } from '../protobuf-messages.js';
 import type { KubeObject, StatusCause } from '../types.js';
-import {
-  dropEmptyMaps,
-  immutableCauses,
-  keyCauses,
-  refuseInvalid,
-  refuseUndecodableSecretData,
-} from './data-keys.js';
+import { dropEmptyMaps, immutableCauses, keyCauses, refuseInvalid } from './data-keys.js';
 import { bytesOf, dataTooLong, MAX_DATA_BYTES } from './data-size.js';
 import { SECRET_TABLE } from './printers.js';
 import { builtinType, type KindStrategy } from './strategy.js';
@@ -30,11 +24,11 @@ export const secretStrategy: KindStrategy = {
   type: SECRET_TYPE,
   selectableFields: { type: (o) => o.type as string | undefined },
   fieldTypes: { data: MAP, stringData: MAP },
+  typedMaps: { data: 'bytes', stringData: 'string' },
   prepare(object, old) {
     object.type ??= 'Opaque';
     mergeStringData(object);
     dropEmptyMaps(object, ['data']);
-    refuseUndecodableSecretData(object);
     refuseInvalid(SECRET_TYPE, object, [
       ...keyCauses(object, ['data']),
       ...typeCauses(object, old),

@@ -6,6 +6,7 @@ import type { ListTypeInfo } from '../patch/field-types.js';
 import type { MessageSpec } from '../protobuf-messages.js';
 import type { ResourceType } from '../resource-type.js';
 import type { PrinterColumn, TableColumns } from '../table.js';
+import type { TypedMaps } from '../typed-maps.js';
 import type { KubeObject } from '../types.js';
 import type { ScaleStrategy } from './scale.js';
 
@@ -44,6 +45,12 @@ export interface KindStrategy {
     old: KubeObject | undefined,
     context: StrategyContext,
   ) => void;
+  /**
+   * Its Go type's maps of typed values (map[string]string, map[string][]byte), in the struct's
+   * order: a body whose values do not decode into them is refused as kube-apiserver's decoder
+   * refuses it, before `prepare` (typed-maps.ts).
+   */
+  readonly typedMaps?: TypedMaps;
   /**
    * How its lists and maps merge (strategic merge patch) and are owned (server-side apply): its
    * Go type's `patchStrategy`/`patchMergeKey` tags and `listType` markers, by path. ObjectMeta's
