@@ -1,6 +1,7 @@
 // The ScopeClass reconciler: says whether a class can serve scopes — its spec valid, every
-// placeholder compiled, the operator holding the rights its kinds need (Stalled naming what is
-// wrong, with the path or the verb and resource) — and counts the scopes it serves and those
+// placeholder compiled, its kinds served and among those the operator's setting lets a class
+// make, the operator holding the rights its kinds need (Stalled naming what is wrong, with the
+// path or the verb and resource) — and counts the scopes it serves and those
 // provisioned from its current generation (the rollout's progress, shown by `kubectl get`).
 import type { Logger } from 'pino';
 import {
@@ -12,6 +13,11 @@ import {
 import type { EventRecorder } from '../../domain/event-recorder.js';
 import { specProblems } from '../../domain/lifecycle.js';
 import type { ClassCatalog } from '../../domain/scope-classes/catalog.js';
+import {
+  KIND_NOT_ALLOWED,
+  type KindAllowlist,
+  kindAllowlist,
+} from '../../domain/scope-classes/kinds.js';
 import {
   commitStatus,
   type HealthReport,
@@ -26,7 +32,10 @@ import {
   type Result,
 } from '../../runtime/index.js';
 import type { MissingRight } from '../provisioners/scope-provisioner.js';
+import { firstKindNotAllowed } from './allowed-kinds.js';
 import { firstUnservedKind, KIND_MISSING_RECHECK_MS, KIND_RECHECK_MS } from './served-kinds.js';
+
+const DEFAULT_KINDS = kindAllowlist();
 
 /** status.scopeClass of a scope: the scopes a class serves. */
 export const SCOPE_CLASS_INDEX = 'scope-class';
@@ -46,6 +55,8 @@ export interface ScopeClassReconcilerOptions {
   readonly catalog: ClassCatalog;
   readonly events: EventRecorder;
   readonly now?: () => Date;
+  /** The kinds a class's resources may be (ADR 0029); the default setting where left out. */
+  readonly kinds?: KindAllowlist;
 }
 
 /** What a scope found of a class, under the class generation it rendered. */
@@ -167,6 +178,18 @@ export class ScopeClassReconciler {
       report.reason !== 'TemplateInvalid'
     ) {
       report = { health: 'stalled', reason: 'KindNotServed', message: unserved.message };
+    }
+    // And the operator's setting lets a class make them (ADR 0029).
+    const notAllowed =
+      names && spec.success && report.health !== 'stalled'
+        ? await firstKindNotAllowed(
+            this.options.kube.mapper,
+            this.options.kinds ?? DEFAULT_KINDS,
+            spec.data,
+          )
+        : undefined;
+    if (notAllowed !== undefined) {
+      report = { health: 'stalled', reason: KIND_NOT_ALLOWED, message: notAllowed };
     }
     const previous = object.status ?? {};
     const next: ScopeClassStatus = {
