@@ -183,7 +183,8 @@ const ROWS: readonly Row[] = [
   // Events, in the namespace of the object they are about; created, never updated or patched.
   [CORE, 'events', 'create', C, 'domain/event-recorder.ts EventRecorder (operator and facade)'],
   [CORE, 'events', 'list', C, 'facade/status/events.ts the last Events about a scope or service (GET /status/resources/...)'],
-  // The facade's `kubernetes` auth (kube/reviews.ts, facade/auth.ts).
+  // The facade's `kubernetes` auth (kube/reviews.ts, facade/auth.ts); the webhook's review of a
+  // ScopeClass's author (admission/class-rights.ts, ADR 0029).
   ['authentication.k8s.io', 'tokenreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: who holds the bearer token'],
   ['authorization.k8s.io', 'subjectaccessreviews', 'create', C, 'facade/auth.ts KubernetesAuthenticator: may the caller do this'],
   // Only in the operator's namespace, and get/update only on the object's name.
