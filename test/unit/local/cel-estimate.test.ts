@@ -2,7 +2,10 @@
 // a CRD: cel-go's coster over the sizes a schema gives (maxItems, maxProperties, maxLength, else
 // what fits in a 3 MiB request), times how often a rule runs, against the per-rule and per-schema
 // limits; the numbers are worked by hand from cel-go's checker/cost.go.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { estimateCost, MAX_ESTIMATE } from '../../../src/cel/estimate.js';
 import {
   celCostIssues,
@@ -169,4 +172,19 @@ describe('the limits of a CRD schema', () => {
     expect(costMessage('x', limit * 2.5, limit)).toContain('by factor of 2.5x');
     expect(costMessage('x', limit * 101, limit)).toContain('by factor of more than 100x');
   });
+});
+
+describe("the repository's own CRDs", () => {
+  const dir = join(import.meta.dirname, '../../../crds');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+    it(`${file}: every version's rules are within kube's cost limits`, () => {
+      const crd = parse(readFileSync(join(dir, file), 'utf8')) as {
+        spec: { versions: { schema: { openAPIV3Schema: Schema } }[] };
+      };
+      for (const [i, version] of crd.spec.versions.entries()) {
+        const at = `spec.versions[${i}].schema.openAPIV3Schema`;
+        expect(celCostIssues(version.schema.openAPIV3Schema, at)).toEqual([]);
+      }
+    });
+  }
 });
