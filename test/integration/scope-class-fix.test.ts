@@ -22,12 +22,16 @@ import { sleep } from '../support/wait.js';
 const ROOT = join(import.meta.dirname, '../..');
 const operatorLog = refusalLog();
 const APP = 52;
+/** Slow enough to see: four retried scopes take at least 1.5 s to reach. */
+const ROLLOUT_RATE = 2;
+const REFUSED = ['one', 'two', 'three', 'four'];
 
 interface Condition {
   type: string;
   status: string;
   reason: string;
   message: string;
+  lastTransitionTime?: string;
   observedGeneration?: number;
 }
 interface View {
@@ -117,6 +121,7 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
       log: operatorLog.log,
       namespace: opNs,
       leaderElection: false,
+      scopeClassRolloutRate: ROLLOUT_RATE,
     });
   });
   afterAll(async () => {
@@ -128,8 +133,8 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
   it('scopes a class failed (the API server refused its child) go active once the class is fixed, unasked', async () => {
     await k(['apply', '-f', '-'], classYaml('refused-child', 'refused', 'Bad_Web'));
     await sleep(300);
-    await k(['apply', '-f', '-'], `${scope('one', 'refused')}---${scope('two', 'refused')}`);
-    for (const name of ['one', 'two']) {
+    await k(['apply', '-f', '-'], REFUSED.map((name) => scope(name, 'refused')).join('---'));
+    for (const name of REFUSED) {
       const failed = await waitFor(`scope/${name}`, failedFor('ProvisionRefused'), ns);
       expect(conditionOf(failed, 'Stalled')?.message).toContain('Bad_Web');
       expect(failed.status).toMatchObject({ scopeClass: 'refused-child', scopeClassGeneration: 1 });
@@ -139,15 +144,22 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
     const duplicate = await waitFor('scope/one-again', failedFor('DuplicateSlug'), ns);
 
     await k(['apply', '-f', '-'], classYaml('refused-child', 'refused', 'web'));
-    for (const name of ['one', 'two']) {
-      const made = await waitFor(`scope/${name}`, (s) => s.status?.status === 'active', ns);
-      expect(made.metadata.annotations?.['platform.nrn.dev/retry']).toBeUndefined();
-      expect(made.status?.observedRetry).toBeUndefined();
-      expect(made.status).toMatchObject({ scopeClass: 'refused-child', scopeClassGeneration: 2 });
-      expect(made.status?.observedGeneration).toBe(made.metadata.generation);
-      expect(current(made)).toBe(true);
-      expect(JSON.stringify(made.status?.conditions)).not.toContain('Bad_Web');
+    const made: View[] = [];
+    for (const name of REFUSED) {
+      made.push(await waitFor(`scope/${name}`, (s) => s.status?.status === 'active', ns));
     }
+    for (const view of made) {
+      expect(view.metadata.annotations?.['platform.nrn.dev/retry']).toBeUndefined();
+      expect(view.status?.observedRetry).toBeUndefined();
+      expect(view.status).toMatchObject({ scopeClass: 'refused-child', scopeClassGeneration: 2 });
+      expect(view.status?.observedGeneration).toBe(view.metadata.generation);
+      expect(current(view)).toBe(true);
+      expect(JSON.stringify(view.status?.conditions)).not.toContain('Bad_Web');
+    }
+    // Retried at the rollout's pace, as a class change reaches active scopes: four at two a
+    // second are at least 1.5 s apart, so their Ready stamps (whole seconds) at least one.
+    const times = made.map((v) => Date.parse(conditionOf(v, 'Ready')?.lastTransitionTime ?? ''));
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(1000);
     const cls = await waitFor(
       'scopeclass/refused-child',
       (c) => c.status?.observedGeneration === 2 && conditionOf(c, 'Ready')?.status === 'True',
