@@ -196,6 +196,7 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
     const active = await waitActive('evil', 'api');
     expect(active.status?.id).toEqual(expect.any(Number));
     expect(active.status?.nrn).toMatch(/:application=10:scope=\d+$/);
+    expect(active.status?.inventory?.length).toBeGreaterThan(0);
     const refused = await waitReason('evil', 'web', 'DuplicateSlug');
     expect(refused.status?.status).toBe('failed');
     expect(reasonOf(refused)?.message).toMatch(
@@ -203,6 +204,24 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
     );
     expect(refused.status?.id).toBeUndefined();
     expect((await getScope('team-a', 'web')).status?.status).toBe('active');
+
+    // The grant withdrawn: an attached scope keeps running, its identity and children kept
+    // (ADR 0033); the Application's change is seen by it and changes nothing.
+    await ok(admin, [
+      'patch',
+      'application',
+      'shop',
+      '-n',
+      'team-a',
+      '--type=merge',
+      '-p',
+      '{"spec":{"scope_namespaces":[]}}',
+    ]);
+    await sleep(1500);
+    const kept = await getScope('evil', 'api');
+    expect(kept.status?.status).toBe('active');
+    expect(kept.status?.id).toBe(active.status?.id);
+    expect(kept.status?.inventory?.length).toBe(active.status?.inventory?.length);
 
     // A wildcard is no grant: the API server refuses it.
     const wildcard = await kubectlResult(admin, [
