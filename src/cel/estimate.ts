@@ -4,8 +4,9 @@
 // per element, `matches` the string times a quarter of the pattern), a list literal 10, a map 30,
 // a message 40, and a comprehension its range, its init and result plus, per element of the
 // range, its condition and step. Sizes of lists, maps and strings come from the caller (a CRD's
-// maxItems, maxProperties, maxLength), through `SizeOracle`. What cel-go knows from the types the
-// checker inferred is guessed here from the tree: see docs/adr/0003 for what is approximated.
+// maxItems, maxProperties, maxLength), through `SizeOracle`; the Kubernetes library's functions
+// cost what its library/cost.go says. What cel-go knows from the types its checker inferred is
+// guessed here from the tree: see docs/adr/0003 for what is approximated.
 import { parse } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 
@@ -34,37 +35,6 @@ const LIST_CREATE = 10;
 const MAP_CREATE = 30;
 const STRUCT_CREATE = 40;
 
-/** Functions whose cost is a traversal of their target (or first argument) at 0.1 per byte. */
-const STRING_TRAVERSALS = new Set([
-  'startsWith',
-  'endsWith',
-  'lowerAscii',
-  'upperAscii',
-  'trim',
-  'substring',
-  'charAt',
-  'indexOf',
-  'lastIndexOf',
-  'split',
-  'replace',
-  'reverse',
-  'quote',
-  'format',
-  'url',
-  'isURL',
-  'ip',
-  'isIP',
-  'cidr',
-  'isCIDR',
-  'quantity',
-  'isQuantity',
-  'semver',
-  'isSemver',
-]);
-/** Functions of Kubernetes' list library: one unit per element of their target. */
-const LIST_TRAVERSALS = new Set(['isSorted', 'sum', 'max', 'min', 'join']);
-/** Functions returning a value as long as their target (a string transformed). */
-const SAME_SIZE = new Set(['lowerAscii', 'upperAscii', 'trim', 'substring', 'replace', 'reverse']);
 const COMPARISONS = new Set(['_<_', '_<=_', '_>_', '_>=_']);
 
 const add = (a: number, b: number) => Math.min(MAX_ESTIMATE, a + b);
@@ -77,6 +47,8 @@ interface Estimate {
   /** Its size (bytes of a string, elements of a list or map); undefined: a scalar. */
   readonly size: number | undefined;
   readonly type: SizedType | undefined;
+  /** An integer literal's value (split's limit). */
+  readonly literalInt?: number;
 }
 
 /**
@@ -102,8 +74,11 @@ class Coster {
     switch (kind.case) {
       case 'constExpr': {
         const constant = kind.value.constantKind;
+        // A string literal's size is its code points, as cel-go counts it.
         if (constant.case === 'stringValue')
-          return { cost: 0, size: Buffer.byteLength(constant.value), type: LITERAL_STRING };
+          return { cost: 0, size: [...constant.value].length, type: LITERAL_STRING };
+        if (constant.case === 'int64Value')
+          return { cost: 0, size: undefined, type: undefined, literalInt: Number(constant.value) };
         if (constant.case === 'bytesValue')
           return { cost: 0, size: constant.value.length, type: LITERAL_BYTES };
         return { cost: 0, size: undefined, type: undefined };
@@ -224,16 +199,9 @@ class Coster {
     }
     if (COMPARISONS.has(fn) && (isText(lhs) || isText(rhs)))
       return plain(factor(Math.min(sizeOf(lhs), sizeOf(rhs)), STRING_TRAVERSAL));
-    const subject = target ?? lhs;
-    if (LIST_TRAVERSALS.has(fn)) return plain(sizeOf(subject));
-    if (STRING_TRAVERSALS.has(fn)) {
-      const measured = fn === 'startsWith' || fn === 'endsWith' ? args[args.length - 1] : subject;
-      const cost = add(factor(sizeOf(measured), STRING_TRAVERSAL), argSum);
-      if (SAME_SIZE.has(fn)) return { cost, size: subject?.size, type: subject?.type };
-      // split: at most one part per byte, and a part no longer than the whole.
-      if (fn === 'split') return { cost, size: subject?.size, type: undefined };
-      return { cost, size: undefined, type: undefined };
-    }
+    const library = this.library(fn, target, args);
+    if (library !== undefined)
+      return { cost: add(library.cost, argSum), size: library.size, type: library.type };
     if (fn === '_[_]' || fn === '_[?_]') {
       const container = lhs?.type;
       const type =
@@ -241,6 +209,127 @@ class Coster {
       return { cost: add(1, argSum), ...sized(type) };
     }
     return plain(1);
+  }
+
+  /**
+   * The Kubernetes CEL library's own estimates (apiserver's library/cost.go, EstimateCallCost)
+   * and cel-go's for the string extensions it names, without their operands' cost; undefined
+   * for a function either leaves at the default of 1.
+   */
+  private library(
+    fn: string,
+    target: Estimate | undefined,
+    args: readonly Estimate[],
+  ): Estimate | undefined {
+    const sizeOf = (e: Estimate | undefined) => e?.size ?? 1;
+    const first = args[0];
+    switch (fn) {
+      case 'startsWith':
+      case 'endsWith':
+        return {
+          cost: factor(sizeOf(args[args.length - 1]), STRING_TRAVERSAL),
+          size: undefined,
+          type: undefined,
+        };
+      case 'lowerAscii':
+      case 'upperAscii':
+      case 'substring':
+      case 'trim':
+        if (target === undefined) return undefined;
+        return {
+          cost: factor(sizeOf(target), STRING_TRAVERSAL),
+          size: target.size,
+          type: target.type,
+        };
+      case 'format':
+        if (target === undefined) return undefined;
+        return { cost: factor(sizeOf(target), STRING_TRAVERSAL), size: undefined, type: undefined };
+      case 'url':
+        if (target !== undefined || first === undefined) return undefined;
+        return {
+          cost: factor(sizeOf(first), STRING_TRAVERSAL),
+          size: first.size,
+          type: first.type,
+        };
+      case 'isSorted':
+      case 'sum':
+      case 'max':
+      case 'min':
+      case 'indexOf':
+      case 'lastIndexOf': {
+        if (target === undefined) return undefined;
+        if (target.type?.kind !== 'list') {
+          return {
+            cost: factor(sizeOf(target), STRING_TRAVERSAL),
+            size: undefined,
+            type: undefined,
+          };
+        }
+        // One per element, plus a traversal of each when they are strings.
+        const elem = target.type.elem;
+        const perElement =
+          elem?.kind === 'string' || elem?.kind === 'bytes'
+            ? add(1, factor(elem.maxElements, STRING_TRAVERSAL))
+            : 1;
+        return { cost: multiply(sizeOf(target), perElement), size: undefined, type: undefined };
+      }
+      case 'replace': {
+        if (target === undefined || args.length < 2) return undefined;
+        const size = sizeOf(target);
+        const [from, to] = args;
+        // The longest result: the shortest match replaced by the longest replacement, each time.
+        const fromMin = from?.type === LITERAL_STRING ? sizeOf(from) : 0;
+        const toMax = sizeOf(to);
+        const result =
+          fromMin === 0
+            ? add(multiply(add(size, 1), toMax), size)
+            : toMax <= fromMin
+              ? size
+              : multiply(Math.ceil(size / fromMin), toMax);
+        return { cost: factor(size, 2 * STRING_TRAVERSAL), size: result, type: target.type };
+      }
+      case 'split': {
+        if (target === undefined) return undefined;
+        // At most one part per byte (an empty separator), or the limit given as a literal.
+        const limit = args[1]?.literalInt;
+        return {
+          cost: factor(sizeOf(target), 2 * STRING_TRAVERSAL),
+          size: limit ?? target.size,
+          type: LITERAL_LIST,
+        };
+      }
+      case 'join': {
+        if (target === undefined) return undefined;
+        const count = sizeOf(target);
+        const elem = target.type?.kind === 'list' ? target.type.elem : undefined;
+        let size = elem === undefined ? 0 : multiply(count, elem.maxElements);
+        if (first !== undefined) size = add(size, multiply(sizeOf(first), Math.max(0, count - 1)));
+        return { cost: factor(size, STRING_TRAVERSAL), size, type: LITERAL_STRING };
+      }
+      case 'find':
+      case 'findAll': {
+        if (target === undefined || first === undefined) return undefined;
+        const strCost = factor(add(sizeOf(target), 1), STRING_TRAVERSAL);
+        return {
+          cost: multiply(strCost, factor(sizeOf(first), REGEX_LENGTH)),
+          size: target.size,
+          type: undefined,
+        };
+      }
+      case 'cidr':
+      case 'isIP':
+      case 'isCIDR':
+      case 'quantity':
+      case 'isQuantity':
+      case 'semver':
+      case 'isSemver':
+      case 'ip':
+        // Costed by their argument only as members; as the global functions they are, 1.
+        if (target === undefined || first === undefined) return undefined;
+        return { cost: factor(sizeOf(first), STRING_TRAVERSAL), size: undefined, type: undefined };
+      default:
+        return undefined;
+    }
   }
 }
 

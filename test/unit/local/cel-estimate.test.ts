@@ -78,6 +78,19 @@ describe('estimating one rule (cel-go coster)', () => {
     expect(cost("self.s in ['a', 'b']", object({ s: { type: 'string' } }))).toBe(2 + 10 + 2);
   });
 
+  it("costs the Kubernetes library's functions as its cost.go does", () => {
+    const s = object({
+      s: { type: 'string', maxLength: 10 },
+      names: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 10 } },
+    });
+    // lowerAscii traverses its 40 bytes (4) and keeps their size for the comparison (1).
+    expect(cost("self.s.lowerAscii() == 'a'", s)).toBe(7);
+    // isSorted: 5 elements, each 1 plus a traversal of its 40 bytes.
+    expect(cost('self.names.isSorted()', s)).toBe(27);
+    // split traverses twice (8) and may make one part per byte: 40 iterations of 4.
+    expect(cost("self.s.split(',').all(p, p != '')", s)).toBe(171);
+  });
+
   it('saturates at the largest uint64 instead of overflowing', () => {
     const deep =
       'self.items.all(a, self.items.all(b, self.items.all(c, self.items.all(d, a == d))))';
