@@ -254,15 +254,27 @@ async function classesOfType(kube: Kube, type: string): Promise<string> {
   }
 }
 
+/** Failures of a scope's own making: no class change lifts them (ADR 0032). */
+const SCOPE_OWN_FAILURES: readonly string[] = ['InvalidSpec', 'DuplicateSlug'];
+
 /** The command that makes the operator try again, or what to change. */
 function nextStep(kind: KindName, object: Obj): string | undefined {
   if (healthOf(object) !== 'failed') return undefined;
   const name = object.metadata.name;
   if ((kind === 'Scope' || kind === 'Service') && object.status?.status === 'failed') {
-    return [
+    const lines = [
       'Retry (after fixing the cause):',
       `  kubectl annotate -n ${object.metadata.namespace} ${qualified(kind, name)} ${RETRY_ANNOTATION}="$(date +%s)" --overwrite`,
-    ].join('\n');
+    ];
+    // A failure of the class's doing is lifted by the class's next generation (ADR 0032).
+    const scopeClass = kind === 'Scope' ? str(object.status?.scopeClass) : undefined;
+    const reason = reasonOf(object)?.reason ?? '';
+    if (scopeClass !== undefined && !SCOPE_OWN_FAILURES.includes(reason)) {
+      lines.push(
+        `Or fix ScopeClass ${scopeClass}: its next generation tries the scopes it failed again, unasked.`,
+      );
+    }
+    return lines.join('\n');
   }
   return `Fix: change its spec (kubectl edit ${namespaced(kind) ? `-n ${object.metadata.namespace} ` : ''}${qualified(kind, name)}); the operator tries again on every change.`;
 }

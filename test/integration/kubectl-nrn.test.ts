@@ -235,6 +235,10 @@ ${applicationYaml(ns, 'shop', 1)}`.replace(
     expect(ran.stdout).toContain(
       `Retry (after fixing the cause):\n  kubectl annotate -n ${ns} scopes.platform.nrn.dev/broken platform.nrn.dev/retry="$(date +%s)" --overwrite\n`,
     );
+    // Its agent's refusal is its class's doing: a new generation of the class retries it.
+    expect(ran.stdout).toContain(
+      'Or fix ScopeClass agent: its next generation tries the scopes it failed again, unasked.\n',
+    );
   });
 
   it('why on a pending scope: what the operator waits for', async () => {
