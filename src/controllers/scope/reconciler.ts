@@ -659,12 +659,6 @@ export class ScopeReconciler {
       });
       return 'waiting';
     }
-    let id = status.id;
-    let assigning = false;
-    if (id === undefined) {
-      id = await this.options.ids.allocate();
-      assigning = true;
-      this.options.log.info({ scope: key, id }, 'scope id allocated');
     if (status.id === undefined && (scope.metadata.namespace ?? '') !== app.metadata.namespace) {
       // A scope of a granted namespace takes its slug when it attaches, not when it was made:
       // one the application's scopes hold already stays theirs, however old the newcomer.
@@ -679,6 +673,12 @@ export class ScopeReconciler {
         );
       }
     }
+    let id = status.id;
+    let assigning = false;
+    if (id === undefined) {
+      id = await this.options.ids.allocate();
+      assigning = true;
+      this.options.log.info({ scope: key, id }, 'scope id allocated');
     }
     const identity = identify(app.spec, spec.name, id, this.baseDomain);
     if (assigning) {
