@@ -186,6 +186,12 @@ interface Options {
   requireMapListKeysMapSetValidation: boolean;
   requireRecognizedConversionReviewVersion: boolean;
   requireImmutableNames: boolean;
+  /**
+   * On an update, each old version's schema by name: a version whose schema is unchanged is
+   * spared the CEL cost limits (versionsWithUnchangedSchemas, suppressPerExpressionCost), so
+   * that what was accepted once stays updatable whatever the estimate says today.
+   */
+  oldSchemas: ReadonlyMap<string, Props | undefined>;
 }
 
 /** Every openAPIV3Schema of a spec, top-level (folded) or per version. */
@@ -213,6 +219,14 @@ function schemaHas(s: unknown, pred: (s: Props) => boolean): boolean {
 
 const OPENAPI_V3_TYPES = new Set(['array', 'boolean', 'integer', 'number', 'object', 'string']);
 
+/** Whether an update leaves this version's schema as the stored CRD had it. */
+function unchangedSchema(options: Options, version: Props): boolean {
+  const name = text(version, 'name');
+  return (
+    options.oldSchemas.has(name) && sameJson(options.oldSchemas.get(name), props(version, 'schema'))
+  );
+}
+
 function optionsFor(old: KubeObject | undefined): Options {
   if (old === undefined) {
     return {
@@ -223,6 +237,7 @@ function optionsFor(old: KubeObject | undefined): Options {
       requireMapListKeysMapSetValidation: true,
       requireRecognizedConversionReviewVersion: true,
       requireImmutableNames: false,
+      oldSchemas: new Map(),
     };
   }
   const spec = isProps(old.spec) ? old.spec : {};
@@ -281,6 +296,9 @@ function optionsFor(old: KubeObject | undefined): Options {
       oldReviewVersions.length === 0 ||
       oldReviewVersions.some((v) => CONVERSION_REVIEW_VERSIONS.includes(v)),
     requireImmutableNames: conditions.some((c) => c.type === 'Established' && c.status === 'True'),
+    oldSchemas: new Map(
+      propsList(spec, 'versions').map((v) => [text(v, 'name'), props(v, 'schema')] as const),
+    ),
   };
 }
 
@@ -570,6 +588,7 @@ function validateSpec(spec: Props, internal: Internal, options: Options, out: Fi
         ...crdSchemaIssues(schema, `${at}.schema`, {
           ...schemaRules,
           statusEnabled: isProps(subresources?.status),
+          suppressCelCost: unchangedSchema(options, v),
         }),
       );
     }
@@ -610,6 +629,7 @@ function validateSpec(spec: Props, internal: Internal, options: Options, out: Fi
       ...crdSchemaIssues(internal.validation, 'spec.validation', {
         ...schemaRules,
         statusEnabled: anyStatus,
+        suppressCelCost: versions.every((v) => unchangedSchema(options, v)),
       }),
     );
   }

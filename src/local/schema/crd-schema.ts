@@ -16,6 +16,8 @@ export interface CrdSchemaOptions extends SchemaRuleOptions {
   statusEnabled: boolean;
   requireStructuralSchema: boolean;
   requirePrunedDefaults: boolean;
+  /** An update that leaves this schema as it was: its rules' costs are not estimated again. */
+  suppressCelCost?: boolean;
 }
 
 export const STRICTEST: Omit<CrdSchemaOptions, 'statusEnabled'> = {
@@ -109,7 +111,11 @@ export function crdSchemaIssues(
   // Rule costs are estimated only over a schema that is otherwise valid (kube skips CEL where a
   // schema error is found and builds no CEL context for a non-structural schema); a rule that
   // does not compile does not stop the others' estimate.
-  if (initError === undefined && out.every((i) => i.field.includes('.x-kubernetes-validations['))) {
+  if (
+    options.suppressCelCost !== true &&
+    initError === undefined &&
+    out.every((i) => i.field.includes('.x-kubernetes-validations['))
+  ) {
     out.push(...celCostIssues(schema, at));
   }
   // NewStructural's errors repeat what the node rules say, so they only show alone.

@@ -868,3 +868,36 @@ describe('ValidateDefaults (pkg/apiserver/schema/defaulting/validation.go)', () 
     expect(causes(crd(schema))).toEqual(expected);
   });
 });
+
+// The estimated cost of x-kubernetes-validations (getExpressionCost, StaticEstimatedCostLimit);
+// the estimator itself is cel-estimate.test.ts's.
+describe('rule cost at create and update', () => {
+  const costly = (maxItems?: number) =>
+    props({
+      spec: {
+        type: 'object',
+        'x-kubernetes-validations': [{ rule: 'self.items.all(x, self.items.all(y, x == y))' }],
+        properties: {
+          items: { type: 'array', items: { type: 'integer' }, ...(maxItems ? { maxItems } : {}) },
+        },
+      },
+    });
+  const RULE = `${AT}.properties[spec].x-kubernetes-validations[0].rule`;
+
+  it('refuses a create over the limit, and an update that makes a schema so', () => {
+    expect(causes(crd(costly()))[0]).toBe(
+      `${RULE}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    );
+    expect(causes(crd(costly(10)))).toEqual([]);
+    expect(causes(crd(costly()), crd(costly(10)))).toHaveLength(3);
+  });
+
+  it('spares an update that leaves the schema as stored (versionsWithUnchangedSchemas)', () => {
+    // A CRD stored before the limits were checked stays updatable: labels, other fields.
+    const stored = crd(costly());
+    const relabelled = crd(costly(), (c) => {
+      c.metadata.labels = { team: 'a' };
+    });
+    expect(causes(relabelled, stored)).toEqual([]);
+  });
+});
