@@ -1,6 +1,7 @@
 // The CEL module of the repository (one owner for CEL: ScopeClass templates and the local
 // control plane's CRD validation rules both evaluate here): the environment, compiling, the
-// JSON <-> CEL mapping and the cost meter, with Kubernetes' limits for CRD rules.
+// JSON <-> CEL mapping, the cost meter and the static cost estimate, with Kubernetes' limits for
+// CRD rules.
 export {
   type CelProgram,
   type Compiled,
@@ -10,6 +11,7 @@ export {
 } from './compile.js';
 export { CostLimitExceeded, charge, type Metered, metered } from './cost.js';
 export { celString, ENV } from './env.js';
+export { estimateCost, MAX_ESTIMATE, type SizedType, type SizeOracle } from './estimate.js';
 export { celTypeName, setKey, toCel, toJson, ValueProblem } from './values.js';
 
 /**

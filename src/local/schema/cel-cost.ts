@@ -5,7 +5,7 @@
 // 3 MiB request) times how many times the rule can run (the product of maxItems/maxProperties
 // above it, else what fits in a request), against StaticEstimatedCostLimit per rule and
 // StaticEstimatedCRDCostLimit for the whole schema.
-import { estimateCost, MAX_ESTIMATE, type SizedType } from '../../cel/estimate.js';
+import { estimateCost, MAX_ESTIMATE, type SizedType } from '../../cel/index.js';
 import { ruleCompileError } from './cel-rules.js';
 import { escapeProperty } from './cel-values.js';
 import { childPath, type FieldIssue, forbidden, indexPath, keyPath } from './field-errors.js';
