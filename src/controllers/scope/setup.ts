@@ -42,6 +42,7 @@ export function setupScopes(context: SetupContext): KindSetup {
     scopes,
     catalog,
     events,
+    ...(context.scopeClassKinds !== undefined ? { kinds: context.scopeClassKinds } : {}),
   });
   const classController = classReconciler.controller();
   const controller = new ScopeReconciler({
