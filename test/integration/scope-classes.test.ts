@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kindAllowlist } from '../../src/domain/scope-classes/kinds.js';
 import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import {
@@ -131,6 +132,8 @@ describe('scope classes', () => {
       namespace: opNs,
       leaderElection: false,
       scopeClassRolloutRate: ROLLOUT_RATE,
+      // This platform team lets its classes make Roles (ADR 0029: not by default).
+      scopeClassKinds: kindAllowlist('*/*'),
     });
   });
   afterAll(async () => {
