@@ -54,7 +54,7 @@ export function setupScopes(context: SetupContext): KindSetup {
     ids: new IdAllocator(kube, { namespace: context.namespace }),
     classes: catalog,
     provisioners: {
-      namespace: new ClassProvisioner(kube, children),
+      namespace: new ClassProvisioner(kube, children, context.scopeClassKinds),
       webhook: new ScopeWebhookProvisioner(kube, {
         namespace: context.namespace,
         ...(context.webhookCalls !== undefined ? { observe: context.webhookCalls } : {}),

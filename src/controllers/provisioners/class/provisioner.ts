@@ -8,6 +8,12 @@ import type { ChildReference } from '../../../api/index.js';
 import { computeKStatus } from '../../../domain/kstatus.js';
 import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../../domain/names.js';
 import type { Child, Manifest } from '../../../domain/scope-classes/children.js';
+import {
+  KIND_NOT_ALLOWED,
+  type KindAllowlist,
+  kindAllowlist,
+  kindRefusal,
+} from '../../../domain/scope-classes/kinds.js';
 import { canonicallyEqual } from '../../../domain/status.js';
 import {
   apiVersionOf,
@@ -58,6 +64,8 @@ export class ClassProvisioner implements ScopeProvisioner {
   constructor(
     private readonly kube: Pick<Kube, 'resource' | 'mapper'>,
     private readonly informers: ChildInformers,
+    /** The kinds a class's resources may be (ADR 0029): held here too, for when no webhook ran. */
+    private readonly kinds: KindAllowlist = kindAllowlist(),
   ) {
     for (const type of ENVELOPE_KINDS) {
       this.types.set(`${apiVersionOf(type)}/${type.kind}`, type);
@@ -107,7 +115,7 @@ export class ClassProvisioner implements ScopeProvisioner {
     const resolved: Resolved[] = [];
     for (const child of target.children) {
       const type = this.types.get(`${child.manifest.apiVersion}/${child.manifest.kind}`);
-      if (type === undefined) return undefined;
+      if (type === undefined || this.notAllowed(child, type) !== undefined) return undefined;
       resolved.push(resolve(child, type, target));
     }
     const namespace = resolved.find((r) => r.child.entry === 'namespace');
@@ -187,8 +195,11 @@ export class ClassProvisioner implements ScopeProvisioner {
             message: `${child.entry}: the API server serves no kind ${kind} in ${apiVersion}`,
           };
         }
-        this.types.set(`${apiVersion}/${kind}`, type);
       }
+      // Before it is cached or watched: peek() trusts only kinds resolveAll let through.
+      const notAllowed = this.notAllowed(child, type);
+      if (notAllowed !== undefined) return notAllowed;
+      this.types.set(`${apiVersion}/${kind}`, type);
       this.informers.informerFor(type);
       // Without list and watch the operator cannot see drift, nor tell when the child is gone.
       const refused = await this.informers.refusal(type, signal);
@@ -203,6 +214,18 @@ export class ClassProvisioner implements ScopeProvisioner {
       resolved.push(resolve(child, type, target));
     }
     return resolved;
+  }
+
+  /** The class's resource is of a kind the operator's setting refuses (the envelope never is). */
+  private notAllowed(
+    child: Child,
+    type: ResourceType,
+  ): Extract<Progress, { state: 'failed' }> | undefined {
+    if (!child.entry.startsWith('resources.')) return undefined;
+    const message = kindRefusal(this.kinds, child.entry, type);
+    return message !== undefined
+      ? { state: 'failed', reason: KIND_NOT_ALLOWED, message }
+      : undefined;
   }
 
   /**
