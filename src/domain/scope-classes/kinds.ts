@@ -113,11 +113,30 @@ function globMatches(pattern: string, value: string): boolean {
   return p === pattern.length;
 }
 
+/** Each list's verdicts by group/Kind: asked for every child of every scope in the steady state. */
+const verdicts = new WeakMap<KindList, Map<string, boolean>>();
+
 function listAdmits(list: KindList, group: string, kind: string): boolean {
-  const matching = list.entries.filter(
-    (e) => globMatches(e.group, group) && globMatches(e.kind, kind),
-  );
-  return matching.some((e) => !e.deny) && !matching.some((e) => e.deny);
+  let known = verdicts.get(list);
+  if (known === undefined) {
+    known = new Map();
+    verdicts.set(list, known);
+  }
+  const key = `${group}/${kind}`;
+  let admits = known.get(key);
+  if (admits === undefined) {
+    let allowed = false;
+    let denied = false;
+    for (const e of list.entries) {
+      if (!globMatches(e.group, group) || !globMatches(e.kind, kind)) continue;
+      if (e.deny) denied = true;
+      else allowed = true;
+    }
+    admits = allowed && !denied;
+    // Bounded by the kinds the cluster serves, which classes name.
+    if (known.size < 10_000) known.set(key, admits);
+  }
+  return admits;
 }
 
 /**
