@@ -168,6 +168,17 @@ export class ScopeStore {
       await this.client.delete(ref, {
         preconditions: { uid: created.metadata.uid ?? '' },
       });
+      // Every delete the operator's processes make is said (ADR 0028).
+      this.options.log.warn(
+        { scope: `${ref.namespace}/${ref.name}` },
+        'scope of a failed create deleted',
+      );
+      this.options.events.record(
+        created,
+        'Warning',
+        'Deleted',
+        'deleted: the POST /scope that created it failed before it was accepted',
+      );
     } catch (error) {
       if (isNotFound(error)) return;
       this.options.log.error(

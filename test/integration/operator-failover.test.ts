@@ -43,7 +43,9 @@ import { sleep } from '../support/wait.js';
 
 const log = silentLogger();
 const OPERATOR_NS = DEPLOY_NAMESPACE;
-const APP_ID = 10;
+/** Each test's namespace has an Application of its own id: a Scope attaches only to one of its namespace (ADR 0033). */
+const APP_IDS = { crash: 10, failover: 11 } as const;
+type TestNamespace = keyof typeof APP_IDS;
 // A candidate retries every retry period stretched by up to client-go's jitter factor (1.2).
 const MAX_RETRY_WAIT_MS = DEFAULT_RETRY_PERIOD_MS * 2.2;
 const SLACK_MS = 3_000;
@@ -67,18 +69,18 @@ describe('operator replicas as processes', () => {
   const identityOf = async (op: OperatorProcess) =>
     (await op.waitForLog(started)).identity as string;
 
-  const setup = async (ns: string) => {
+  const setup = async (ns: TestNamespace) => {
     await kube.resource(Namespaces).create({ metadata: { name: ns } });
     await kube.resource(Applications).create({
       metadata: { name: 'checkout', namespace: ns },
       spec: {
-        id: APP_ID,
+        id: APP_IDS[ns],
         name: 'checkout',
-        nrn: `organization=1:account=2:namespace=3:application=${APP_ID}`,
+        nrn: `organization=1:account=2:namespace=3:application=${APP_IDS[ns]}`,
       },
     });
   };
-  const createScopes = (ns: string, names: string[]) =>
+  const createScopes = (ns: TestNamespace, names: string[]) =>
     Promise.all(
       names.map((name) =>
         kube.resource(Scopes).create({
@@ -86,7 +88,7 @@ describe('operator replicas as processes', () => {
           spec: {
             name,
             type: 'web_pool',
-            application_id: APP_ID,
+            application_id: APP_IDS[ns],
             requested_spec: { memory_in_gb: 1, cpu_profile: 'standard', local_storage_in_gb: 5 },
           },
         }),

@@ -307,7 +307,7 @@ describe('operator: scopes', () => {
     await k(['apply', '-f', '-'], scope('taken', 10));
     const failed = await waitScope('taken', (s) => s.status?.status === 'failed');
     expect(failed.status?.id).toBe(Number(next));
-    const message = `namespace ${child} exists and does not belong to this scope`;
+    const message = `namespace ${child} exists and does not belong to this scope: it was not made by nrn-operator for a scope`;
     expect(failed.status?.messages?.[0]?.message).toBe(message);
     const retry = (value: string) =>
       k(['annotate', 'scope', 'taken', '-n', ns, `platform.nrn.dev/retry=${value}`, '--overwrite']);
@@ -382,7 +382,12 @@ describe('operator: scopes', () => {
     expect(gone.stderr).toContain('NotFound');
     const nsGone = await kubectl(cluster, ['get', 'namespace', child]);
     expect(nsGone.stderr).toContain('NotFound');
-    // The Events outlive the scope: one for each lifecycle value of its deletion.
-    expect((await eventReasons('web', before + 2)).slice(before)).toEqual(['Deleting', 'Deleted']);
+    // The Events outlive the scope: one for each lifecycle value of its deletion, and one for
+    // what was deleted with it (its namespace, which takes the rest along: ADR 0028).
+    expect((await eventReasons('web', before + 3)).slice(before)).toEqual([
+      'Deleting',
+      'ChildDeleted',
+      'Deleted',
+    ]);
   });
 });

@@ -507,7 +507,7 @@ spec:
     }
   });
 
-  it('a scope whose class comes to provision otherwise loses what the earlier class made, and gets it back', async () => {
+  it('a scope whose class comes to provision otherwise lets go of what the earlier class made, and takes it back', async () => {
     await k(['apply', '-f', '-'], serverless('fn-moving', 'runtime: moving'));
     const made = await waitScope(
       'fn-moving',
@@ -516,8 +516,8 @@ spec:
     const envelope = scopeNamespace(made);
     expect(await get(`namespace/${envelope}`)).toBeDefined();
 
-    // A more specific class that provisions nothing: the namespace the default class made goes,
-    // but not while the scope is paused for maintenance.
+    // A more specific class that provisions nothing: the scope lets go of the namespace the
+    // default class made, but not while it is paused for maintenance.
     await k(['annotate', 'scope', 'fn-moving', '-n', ns, 'platform.nrn.dev/reconcile=disabled']);
     await waitScope('fn-moving', (s) => conditionOf(s, 'Paused')?.status === 'True');
     await k(
@@ -541,20 +541,25 @@ spec:
     expect(moved.status?.inventory ?? []).toEqual([]);
     expect(conditionOf(moved, 'Paused')).toBeUndefined();
     expect(conditionOf(moved, 'Ready')?.reason).toBe('ExternallyProvisioned');
-    await waitFor(
-      `namespace ${envelope} removed`,
-      () => get(`namespace/${envelope}`),
-      (n) => n === undefined,
+    // A class change never deletes a namespace (it may hold what the operator did not make):
+    // the scope lets go of it, unmarked and labelled with whose it was (ADR 0028).
+    const orphaned = await waitFor(
+      `namespace ${envelope} let go of`,
+      async () => (await get(`namespace/${envelope}`)) as View,
+      (n) => n.metadata.labels?.['platform.nrn.dev/orphaned-from-scope'] !== undefined,
     );
+    expect(orphaned.metadata.labels?.['platform.nrn.dev/scope-uid']).toBeUndefined();
 
-    // The class gone, the default one serves the scope again and makes its envelope anew.
+    // The class gone, the default one serves the scope again and takes its envelope back.
     await k(['delete', 'scopeclass', 'moving-outside']);
     const back = await waitScope(
       'fn-moving',
       (s) => active(s) && s.status?.scopeClass === 'serverless-default',
     );
     expect(back.status?.inventory?.some((ref) => ref.kind === 'Namespace')).toBe(true);
-    expect(await get(`namespace/${envelope}`)).toBeDefined();
+    const taken = (await get(`namespace/${envelope}`)) as View;
+    expect(taken.metadata.labels?.['platform.nrn.dev/orphaned-from-scope']).toBeUndefined();
+    expect(taken.metadata.labels?.['platform.nrn.dev/scope-uid']).toBeDefined();
     await k(['delete', 'scope', 'fn-moving', '-n', ns, '--wait=true', '--timeout=20s']);
   });
 

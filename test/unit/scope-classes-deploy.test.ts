@@ -87,6 +87,7 @@ describe('deploy/scopeclasses/', () => {
         service_account: SERVICE_ACCOUNT_NAME,
         pod_security: 'baseline',
         network_policy: 'default_deny',
+        on_rename: 'keep',
       });
     }
   });

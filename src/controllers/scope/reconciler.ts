@@ -84,9 +84,11 @@ import {
   type Result,
   Stalled,
 } from '../../runtime/index.js';
+import { CHILD_TAKEN } from '../provisioners/class/provisioner.js';
 import type {
   MissingRight,
   Progress,
+  Removal,
   ScopeProvisioner,
   ScopeTarget,
 } from '../provisioners/scope-provisioner.js';
@@ -115,6 +117,7 @@ const SCOPE_CHANGES = anyOf(
 /** Failures a rerun cannot fix by itself: they wait for a spec change or a retry request. */
 const STICKY_FAILURES = new Set([
   'NamespaceTaken',
+  CHILD_TAKEN,
   'ProvisionRefused',
   'ProvisionFailed',
   'DeadlineExceeded',
@@ -136,6 +139,7 @@ interface RenderInputs {
   readonly identity: Identity;
   readonly class: readonly [string | undefined, number | undefined];
   readonly app: readonly [string, string | undefined, string] | undefined;
+  readonly assignedNamespace: string | undefined;
 }
 /** A right granted later brings no event: a scope refused one looks again this often. */
 const FORBIDDEN_RETRY_MS = 30_000;
@@ -516,6 +520,7 @@ export class ScopeReconciler {
       identity,
       class: [scopeClass.metadata.uid, scopeClass.metadata.generation],
       app: app !== undefined ? [app.name, app.slug, app.nrn] : undefined,
+      assignedNamespace: assignedNamespace(scope.status),
     };
     const known = this.renders.get(key);
     if (known !== undefined && canonicallyEqual(known.fingerprint, fingerprint)) {
@@ -532,6 +537,7 @@ export class ScopeReconciler {
       identity,
       spec,
       labels,
+      assignedNamespace: fingerprint.assignedNamespace,
       application: {
         id: spec.application_id,
         name: app?.name ?? '',
@@ -760,7 +766,11 @@ export class ScopeReconciler {
     const external = parsed.success && parsed.data.external_created === true;
     const scopeClass =
       status.scopeClass !== undefined ? this.options.classes.byName(status.scopeClass) : undefined;
-    const provisioner = external ? undefined : this.removerOf(scopeClass, status);
+    // The class's deletion policy; a class gone by now leaves the default, delete.
+    const removal: Removal = scopeClass?.spec?.deletion_policy === 'orphan' ? 'orphan' : 'delete';
+    const remover = external ? undefined : this.removerOf(scopeClass, status);
+    // An agent has nothing to let go of: orphaning its scope is not calling it.
+    const provisioner = removal === 'orphan' && remover?.type !== 'namespace' ? undefined : remover;
     if (identity !== undefined && provisioner !== undefined && parsed.success) {
       if (status.status !== 'deleting') {
         scope = await this.setStatus(scope, 'deleting', identity, {
@@ -772,6 +782,7 @@ export class ScopeReconciler {
       const progress = await provisioner.remove(
         this.target(key, scope, parsed.data, identity, scopeClass),
         signal,
+        removal,
       );
       const inventory = progress.inventory !== undefined ? { inventory: progress.inventory } : {};
       if (progress.state === 'in_progress') {
@@ -898,9 +909,11 @@ export class ScopeReconciler {
     const status = scope.status?.status;
     const phase: ScopePhase =
       status === 'active' || status === 'updating' ? 'updating' : 'creating';
+    // A class change never deletes a namespace: it may hold what the operator did not make.
     const progress = await remover.remove(
       this.target(key, scope, spec, identity, plan.scopeClass),
       signal,
+      'keep-namespaces',
     );
     const inventory = progress.inventory ?? scope.status?.inventory ?? [];
     switch (progress.state) {
@@ -1028,6 +1041,15 @@ function recordOf(scopeClass: ScopeClassObject): ClassRecord {
     scopeClass: scopeClass.metadata.name,
     ...(generation !== undefined ? { scopeClassGeneration: generation } : {}),
   };
+}
+
+/**
+ * The namespace the scope was given: the first Namespace its inventory records (the envelope
+ * is rendered, applied and recorded before any resource of the class).
+ */
+function assignedNamespace(status: ScopeStatus | undefined): string | undefined {
+  return status?.inventory?.find((ref) => ref.apiVersion === 'v1' && ref.kind === 'Namespace')
+    ?.name;
 }
 
 /** The report a status already carries: a paused scope keeps saying what it said. */

@@ -14,6 +14,7 @@ import { Applications, keyOf, ScopeClasses, Scopes } from '../../kube/index.js';
 import { generationChanged } from '../../runtime/index.js';
 import { ChildInformers } from '../provisioners/class/informers.js';
 import { ClassProvisioner } from '../provisioners/class/provisioner.js';
+import { reportRemovals } from '../provisioners/class/removals.js';
 import { ScopeWebhookProvisioner } from '../provisioners/scope-webhook/provisioner.js';
 import { SCOPE_CLASS_INDEX, ScopeClassReconciler } from '../scope-class/reconciler.js';
 import type { KindSetup, SetupContext } from '../setup.js';
@@ -54,7 +55,12 @@ export function setupScopes(context: SetupContext): KindSetup {
     ids: new IdAllocator(kube, { namespace: context.namespace }),
     classes: catalog,
     provisioners: {
-      namespace: new ClassProvisioner(kube, children, context.scopeClassKinds),
+      namespace: new ClassProvisioner(
+        kube,
+        children,
+        reportRemovals(events, log),
+        context.scopeClassKinds,
+      ),
       webhook: new ScopeWebhookProvisioner(kube, {
         namespace: context.namespace,
         ...(context.webhookCalls !== undefined ? { observe: context.webhookCalls } : {}),

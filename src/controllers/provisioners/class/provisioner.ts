@@ -1,12 +1,22 @@
 // The `namespace` provisioner of scope classes: applies what a scope's class renders for it
 // (the namespace envelope, then its resources) server-side under one field manager, only the
 // objects the caches do not show as desired (so a steady scope costs no request, and a child
-// edited or deleted by hand is put back); prunes what the scope's inventory holds and its class
-// no longer makes; waits for the resources marked for it to be Current (kstatus); and on
-// delete removes everything in the inventory, and only what carries the scope's uid.
+// edited or deleted by hand is put back); never takes an object that exists and is not this
+// scope's (ADR 0028: the scope fails naming the holder, whose object is left as it was);
+// prunes what the scope's inventory holds and its class no longer makes; waits for the
+// resources marked for it to be Current (kstatus); and on delete removes (or, by the class's
+// policy, lets go of) everything in the inventory that carries the scope's uid, each removal
+// told to `onRemoved` (an Event on the scope and a WARN line).
 import type { ChildReference } from '../../../api/index.js';
 import { computeKStatus } from '../../../domain/kstatus.js';
-import { SCOPE_UID_LABEL, scopeNamespaceName } from '../../../domain/names.js';
+import {
+  MANAGED_BY_LABEL,
+  ORPHANED_ANNOTATION,
+  ORPHANED_FROM_LABEL,
+  SCOPE_ANNOTATION,
+  SCOPE_UID_LABEL,
+  scopeNamespaceName,
+} from '../../../domain/names.js';
 import type { Child, Manifest } from '../../../domain/scope-classes/children.js';
 import {
   KIND_NOT_ALLOWED,
@@ -29,12 +39,19 @@ import {
 import type {
   MissingRight,
   Progress,
+  Removal,
+  Removed,
   ScopeProvisioner,
   ScopeTarget,
 } from '../scope-provisioner.js';
 import { type ChildInformers, ENVELOPE_KINDS, resourceKey, resourceName } from './informers.js';
 
 export const FIELD_MANAGER = 'nrn-operator';
+/** The reason a scope fails with when an object its class makes is someone else's. */
+export const CHILD_TAKEN = 'ChildTaken';
+
+type Failed = Extract<Progress, { state: 'failed' }>;
+const SCOPE_DELETED = 'the scope is deleted';
 
 /** A child with the resource that serves it, and its namespace filled in. */
 interface Resolved {
@@ -64,6 +81,8 @@ export class ClassProvisioner implements ScopeProvisioner {
   constructor(
     private readonly kube: Pick<Kube, 'resource' | 'mapper'>,
     private readonly informers: ChildInformers,
+    /** Told of every object deleted or let go of, once the API server has taken the request. */
+    private readonly onRemoved: (target: ScopeTarget, removed: Removed) => void = () => {},
     /** The kinds a class's resources may be (ADR 0029): held here too, for when no webhook ran. */
     private readonly kinds: KindAllowlist = kindAllowlist(),
   ) {
@@ -88,10 +107,27 @@ export class ClassProvisioner implements ScopeProvisioner {
     // The namespace first (the others live in it), then the rest side by side.
     const first = stale[0] === namespace && namespace !== undefined ? [namespace] : [];
     for (const batch of [first, stale.filter((r) => r !== namespace)]) {
-      const results = await Promise.allSettled(batch.map((r) => this.apply(r, signal)));
+      const results = await Promise.allSettled(
+        batch.map((r) =>
+          r === namespace
+            ? this.apply(r, signal)
+            : this.applyOwned(target, r, made ? namespace?.ref.name : undefined, signal),
+        ),
+      );
       for (const [index, result] of results.entries()) {
         if (result.status === 'rejected') {
           return { ...refusedBy(result.reason, batch[index] as Resolved), inventory };
+        }
+        // Someone else's: not in the inventory, so nothing of this scope's ever deletes it.
+        if (result.value !== undefined) {
+          const taken = refKey((batch[index] as Resolved).ref);
+          return {
+            ...result.value,
+            inventory: inventory.filter(
+              (ref) =>
+                refKey(ref) !== taken || target.inventory.some((known) => refKey(known) === taken),
+            ),
+          };
         }
       }
     }
@@ -125,6 +161,7 @@ export class ClassProvisioner implements ScopeProvisioner {
       const refused = refusal(target, cached);
       if (refused !== undefined) return refused;
     }
+    // Up to date includes carrying this scope's uid: a child someone else holds is not.
     if (!resolved.every((r) => this.upToDate(r))) return undefined;
     const desired = new Set(resolved.map((r) => refKey(r.ref)));
     if (target.inventory.some((ref) => !desired.has(refKey(ref)))) return undefined;
@@ -137,7 +174,11 @@ export class ClassProvisioner implements ScopeProvisioner {
     return this.waiting(resolved, done) ?? done;
   }
 
-  async remove(target: ScopeTarget, signal?: AbortSignal): Promise<Progress> {
+  async remove(
+    target: ScopeTarget,
+    signal?: AbortSignal,
+    removal: Removal = 'delete',
+  ): Promise<Progress> {
     const refs = new Map<string, ChildReference>();
     for (const ref of target.inventory) refs.set(refKey(ref), ref);
     // Made before inventories were recorded: the namespace of the first provisioner.
@@ -145,7 +186,8 @@ export class ClassProvisioner implements ScopeProvisioner {
       const ref = { apiVersion: 'v1', kind: 'Namespace', name: scopeNamespaceName(target.id) };
       refs.set(refKey(ref), ref);
     }
-    // What lives in a namespace being removed goes with it: one delete instead of many.
+    // What lives in a namespace being removed (or let go of) goes with it: one request
+    // instead of many.
     const namespaces = new Set(
       [...refs.values()].filter((ref) => ref.kind === 'Namespace').map((ref) => ref.name),
     );
@@ -154,9 +196,13 @@ export class ClassProvisioner implements ScopeProvisioner {
     );
     // Namespaces last: a cluster-scoped child may be what something in them needs.
     outside.sort((a, b) => Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'));
+    const why = removal === 'keep-namespaces' ? 'its class changed' : SCOPE_DELETED;
     const left: string[] = [];
     for (const ref of outside) {
-      const state = await this.removeOne(target, ref, signal);
+      const orphan = removal === 'orphan' || (removal === 'keep-namespaces' && isNamespace(ref));
+      const state = orphan
+        ? await this.orphanOne(target, ref, why, signal)
+        : await this.removeOne(target, ref, why, signal);
       if (state === 'gone') continue;
       if (typeof state === 'object') return state;
       left.push(`${ref.kind} ${ref.namespace !== undefined ? `${ref.namespace}/` : ''}${ref.name}`);
@@ -217,10 +263,7 @@ export class ClassProvisioner implements ScopeProvisioner {
   }
 
   /** The class's resource is of a kind the operator's setting refuses (the envelope never is). */
-  private notAllowed(
-    child: Child,
-    type: ResourceType,
-  ): Extract<Progress, { state: 'failed' }> | undefined {
+  private notAllowed(child: Child, type: ResourceType): Failed | undefined {
     if (!child.entry.startsWith('resources.')) return undefined;
     const message = kindRefusal(this.kinds, child.entry, type);
     return message !== undefined
@@ -252,17 +295,39 @@ export class ClassProvisioner implements ScopeProvisioner {
         current = await this.read(Namespaces, undefined, namespace.ref.name, signal);
       }
     }
+    // Let go of by this very scope (its class changed, and back): taken back, marks and all.
+    if (current?.metadata.labels?.[ORPHANED_FROM_LABEL] === target.uid) {
+      current = await this.client(Namespaces).patch(
+        { name: namespace.ref.name },
+        {
+          metadata: {
+            uid: current.metadata.uid,
+            resourceVersion: current.metadata.resourceVersion,
+            labels: { ...namespace.manifest.metadata.labels, [ORPHANED_FROM_LABEL]: null },
+            annotations: { [ORPHANED_ANNOTATION]: null },
+          },
+        },
+        { type: 'merge', ...(signal !== undefined ? { signal } : {}) },
+      );
+    }
     return refusal(target, current) ?? (made ? 'made' : 'ours');
   }
 
-  /** Deletes what the class no longer makes; a failure to report, or undefined when done. */
+  /**
+   * Deletes what the class no longer makes (a namespace: lets go of it); a failure to report,
+   * or undefined when done.
+   */
   private async prune(
     target: ScopeTarget,
     refs: readonly ChildReference[],
     signal: AbortSignal | undefined,
   ): Promise<Exclude<Progress, { state: 'ready' }> | undefined> {
+    const why = 'its class no longer makes it';
     for (const ref of refs) {
-      const state = await this.removeOne(target, ref, signal);
+      // A namespace is never deleted by a change: it may hold what the operator did not make.
+      const state = isNamespace(ref)
+        ? await this.orphanOne(target, ref, why, signal)
+        : await this.removeOne(target, ref, why, signal);
       if (typeof state === 'object') return state;
       this.applied.delete(refKey(ref));
     }
@@ -273,21 +338,12 @@ export class ClassProvisioner implements ScopeProvisioner {
   private async removeOne(
     target: ScopeTarget,
     ref: ChildReference,
+    why: string,
     signal: AbortSignal | undefined,
-  ): Promise<'gone' | 'deleting' | Extract<Progress, { state: 'failed' }>> {
-    const type =
-      this.types.get(`${ref.apiVersion}/${ref.kind}`) ??
-      (await this.kube.mapper.resourceFor(ref.apiVersion, ref.kind, signal));
-    // A kind no longer served: nothing of it can be left.
-    if (type === undefined) return 'gone';
-    // The informer's cache once it has listed (no read, and no `get` right needed); else a read.
-    const current = this.informers.synced(type)
-      ? this.informers.cached(type, ref.namespace, ref.name)
-      : await this.read(type, ref.namespace, ref.name, signal);
-    // Never delete what this scope does not own (a reused name, a hand-made object).
-    if (current === undefined || current.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) {
-      return 'gone';
-    }
+  ): Promise<'gone' | 'deleting' | Failed> {
+    const found = await this.ownedChild(target, ref, signal);
+    if (found === 'gone') return 'gone';
+    const { type, current } = found;
     if (current.metadata.deletionTimestamp !== undefined) return 'deleting';
     try {
       await this.client(type).delete(
@@ -307,25 +363,122 @@ export class ClassProvisioner implements ScopeProvisioner {
       }
       throw error;
     }
+    this.onRemoved(target, { action: 'Deleted', ref, why, requested: why === SCOPE_DELETED });
     return 'deleting';
   }
 
-  /** The object as the API server has it now, or undefined when there is none. */
+  /**
+   * Lets go of one child that carries the scope's uid: its marks are taken off (so no scope
+   * deletes or prunes it again) and it says whose it was; 'gone' once it is not the scope's.
+   */
+  private async orphanOne(
+    target: ScopeTarget,
+    ref: ChildReference,
+    why: string,
+    signal: AbortSignal | undefined,
+  ): Promise<'gone' | Failed> {
+    const found = await this.ownedChild(target, ref, signal);
+    if (found === 'gone') return 'gone';
+    const { type, current } = found;
+    try {
+      await this.client(type).patch(
+        { name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}) },
+        {
+          metadata: {
+            // Guarded: an object replaced meanwhile is not ours to relabel.
+            uid: current.metadata.uid,
+            resourceVersion: current.metadata.resourceVersion,
+            labels: {
+              [SCOPE_UID_LABEL]: null,
+              [MANAGED_BY_LABEL]: null,
+              [ORPHANED_FROM_LABEL]: target.uid,
+            },
+            annotations: {
+              [ORPHANED_ANNOTATION]: `kept when ${why}: was scope ${target.key} (id ${target.id})`,
+            },
+          },
+        },
+        { type: 'merge', ...(signal !== undefined ? { signal } : {}) },
+      );
+    } catch (error) {
+      if (isNotFound(error)) return 'gone';
+      if (error instanceof KubeApiError && error.code === 403) {
+        return failure(`${ref.kind} ${ref.name}: ${error.message}`, error, {
+          verb: 'patch',
+          resource: resourceName(type),
+        });
+      }
+      throw error;
+    }
+    this.onRemoved(target, { action: 'Orphaned', ref, why, requested: why === SCOPE_DELETED });
+    return 'gone';
+  }
+
+  /** The child as it is now when it carries the scope's uid; 'gone' when it does not. */
+  private async ownedChild(
+    target: ScopeTarget,
+    ref: ChildReference,
+    signal: AbortSignal | undefined,
+  ): Promise<'gone' | { type: ResourceType; current: KubeObject }> {
+    const type =
+      this.types.get(`${ref.apiVersion}/${ref.kind}`) ??
+      (await this.kube.mapper.resourceFor(ref.apiVersion, ref.kind, signal));
+    // A kind no longer served: nothing of it can be left.
+    if (type === undefined) return 'gone';
+    // The informer's cache once it has listed (no read, and no `get` right needed); else a read.
+    const current = this.informers.synced(type)
+      ? this.informers.cached(type, ref.namespace, ref.name)
+      : await this.read(type, ref.namespace, ref.name, signal);
+    // Never touch what this scope does not own (a reused name, a hand-made object).
+    if (current === undefined || current.metadata.labels?.[SCOPE_UID_LABEL] !== target.uid) {
+      return 'gone';
+    }
+    return { type, current };
+  }
+
+  /**
+   * Applies a child unless it exists and is not this scope's: a failure naming the holder
+   * then (the holder's object untouched), undefined once applied. The cache tells whose a
+   * child is, at no cost; one it does not show (or not yet: a kind's informer still making its
+   * first list) is read first (a list by name), unless it goes in a namespace this very pass
+   * created, where nothing else can be yet. So a new
+   * scope's envelope costs what it did, a settled scope nothing, and the write stays a
+   * server-side apply (the fields are the manager's `Apply`, pruned when the class drops them).
+   */
+  private async applyOwned(
+    target: ScopeTarget,
+    r: Resolved,
+    freshNamespace: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Failed | undefined> {
+    const fresh = freshNamespace !== undefined && r.ref.namespace === freshNamespace;
+    const existing =
+      this.informers.cached(r.type, r.ref.namespace, r.ref.name) ??
+      (fresh ? undefined : await this.read(r.type, r.ref.namespace, r.ref.name, signal));
+    if (existing !== undefined) {
+      const taken = takenFrom(target, r, existing);
+      if (taken !== undefined) return taken;
+    }
+    await this.apply(r, signal);
+    return undefined;
+  }
+
+  /**
+   * The object as the API server has it now, or undefined when there is none: a list by name,
+   * since what a class names is granted list (its informer) but not always get.
+   */
   private async read(
     type: ResourceType,
     namespace: string | undefined,
     name: string,
     signal: AbortSignal | undefined,
   ): Promise<KubeObject | undefined> {
-    try {
-      return await this.client(type).get(
-        { name, ...(namespace !== undefined ? { namespace } : {}) },
-        signal !== undefined ? { signal } : {},
-      );
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const list = await this.client(type).list({
+      ...(namespace !== undefined ? { namespace } : {}),
+      fieldSelector: `metadata.name=${name}`,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    return list.items[0];
   }
 
   /** Applied; its resourceVersion remembered when the server changed its form. */
@@ -335,6 +488,11 @@ export class ClassProvisioner implements ScopeProvisioner {
       force: true,
       ...(signal !== undefined ? { signal } : {}),
     });
+    this.remember(r, written);
+  }
+
+  /** Its resourceVersion kept when the server wrote it in another form than the manifest. */
+  private remember(r: Resolved, written: KubeObject): void {
     const key = refKey(r.ref);
     const version = written.metadata.resourceVersion;
     if (version !== undefined && !contains(written, r.manifest)) {
@@ -422,6 +580,32 @@ function mergeInventory(
   return [...merged.values()];
 }
 
+const isNamespace = (ref: ChildReference) => ref.apiVersion === 'v1' && ref.kind === 'Namespace';
+
+/** Who holds an object that is not this scope's, in words. */
+function holderOf(object: KubeObject): string {
+  const labels = object.metadata.labels ?? {};
+  const uid = labels[SCOPE_UID_LABEL];
+  if (uid !== undefined) {
+    const scope = object.metadata.annotations?.[SCOPE_ANNOTATION];
+    return `it belongs to scope ${scope ?? '(unknown)'} (uid ${uid})`;
+  }
+  const orphaned = labels[ORPHANED_FROM_LABEL];
+  if (orphaned !== undefined) return `it was let go of by scope uid ${orphaned}`;
+  return 'it was not made by nrn-operator for a scope';
+}
+
+/** The scope fails, naming the object and its holder, when `existing` is not this scope's. */
+function takenFrom(target: ScopeTarget, r: Resolved, existing: KubeObject): Failed | undefined {
+  if (existing.metadata.labels?.[SCOPE_UID_LABEL] === target.uid) return undefined;
+  const where = `${r.ref.kind} ${r.ref.namespace !== undefined ? `${r.ref.namespace}/` : ''}${r.ref.name}`;
+  return {
+    state: 'failed',
+    reason: CHILD_TAKEN,
+    message: `${r.child.entry} (${where}) exists and ${holderOf(existing)}; the scope takes nothing it did not make: rename it in the class (a per-scope placeholder such as \${scope.id}) or remove the holder's object`,
+  };
+}
+
 /** Why the scope's namespace cannot be used as it is, if it cannot. */
 function refusal(
   target: ScopeTarget,
@@ -433,7 +617,7 @@ function refusal(
     return {
       state: 'failed',
       reason: 'NamespaceTaken',
-      message: `namespace ${name} exists and does not belong to this scope`,
+      message: `namespace ${name} exists and does not belong to this scope: ${holderOf(existing)}`,
     };
   }
   if (existing.metadata.deletionTimestamp !== undefined) {
