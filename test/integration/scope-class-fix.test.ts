@@ -10,13 +10,13 @@ import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import {
   installCrdsAndClasses,
-  kubectl,
   type StartedCluster,
   startCluster,
   uniqueName,
 } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { refusalLog } from '../support/operator-identity.js';
+import { conditionOf, kubectlViews, type View, waitFor } from '../support/resource-views.js';
 import { sleep } from '../support/wait.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -25,29 +25,6 @@ const APP = 52;
 /** Slow enough to see: four retried scopes take at least 1.5 s to reach. */
 const ROLLOUT_RATE = 2;
 const REFUSED = ['one', 'two', 'three', 'four'];
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
-}
-interface View {
-  metadata: { name: string; generation?: number; annotations?: Record<string, string> };
-  status?: {
-    status?: string;
-    scopeClass?: string;
-    scopeClassGeneration?: number;
-    observedRetry?: string;
-    observedGeneration?: number;
-    conditions?: Condition[];
-  };
-}
-
-const conditionOf = (view: View, type: string) =>
-  view.status?.conditions?.find((c) => c.type === type);
 
 /** A class for scopes labelled `fix: <label>`, with one Service named `childName`. */
 const classYaml = (name: string, label: string, childName: string) => `
@@ -72,25 +49,15 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
   let operator: Operator;
   let ns: string;
 
-  const k = async (args: string[], input?: string) => {
-    const result = await kubectl(cluster, args, input !== undefined ? { input } : {});
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
-    return result.stdout;
+  const views = kubectlViews(() => cluster);
+  const k = views.k;
+  const get = async (what: string, namespace?: string): Promise<View> => {
+    const view = await views.get(what, namespace);
+    if (view === undefined) throw new Error(`${what} not found`);
+    return view;
   };
-  const get = async (what: string, namespace?: string): Promise<View> =>
-    JSON.parse(
-      await k(['get', what, ...(namespace !== undefined ? ['-n', namespace] : []), '-o', 'json']),
-    ) as View;
-  const waitFor = async (what: string, check: (v: View) => boolean, namespace?: string) => {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const value = await get(what, namespace);
-      if (check(value)) return value;
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-      await sleep(100);
-    }
-  };
+  const waitUntil = (what: string, check: (v: View) => boolean, namespace?: string) =>
+    waitFor(what, () => get(what, namespace), check);
   /** A scope labelled `fix: <label>`; `slugOf` its spec.name (its slug), its name by default. */
   const scope = (name: string, label: string, slugOf = name) =>
     scopeYaml(ns, name, APP)
@@ -135,18 +102,18 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
     await sleep(300);
     await k(['apply', '-f', '-'], REFUSED.map((name) => scope(name, 'refused')).join('---'));
     for (const name of REFUSED) {
-      const failed = await waitFor(`scope/${name}`, failedFor('ProvisionRefused'), ns);
+      const failed = await waitUntil(`scope/${name}`, failedFor('ProvisionRefused'), ns);
       expect(conditionOf(failed, 'Stalled')?.message).toContain('Bad_Web');
       expect(failed.status).toMatchObject({ scopeClass: 'refused-child', scopeClassGeneration: 1 });
     }
     // Same application, same slug as `one`, younger: failed for its own doing.
     await k(['apply', '-f', '-'], scope('one-again', 'refused', 'one'));
-    const duplicate = await waitFor('scope/one-again', failedFor('DuplicateSlug'), ns);
+    const duplicate = await waitUntil('scope/one-again', failedFor('DuplicateSlug'), ns);
 
     await k(['apply', '-f', '-'], classYaml('refused-child', 'refused', 'web'));
     const made: View[] = [];
     for (const name of REFUSED) {
-      made.push(await waitFor(`scope/${name}`, (s) => s.status?.status === 'active', ns));
+      made.push(await waitUntil(`scope/${name}`, (s) => s.status?.status === 'active', ns));
     }
     for (const view of made) {
       expect(view.metadata.annotations?.['platform.nrn.dev/retry']).toBeUndefined();
@@ -160,7 +127,7 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
     // second are at least 1.5 s apart, so their Ready stamps (whole seconds) at least one.
     const times = made.map((v) => Date.parse(conditionOf(v, 'Ready')?.lastTransitionTime ?? ''));
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(1000);
-    const cls = await waitFor(
+    const cls = await waitUntil(
       'scopeclass/refused-child',
       (c) => c.status?.observedGeneration === 2 && conditionOf(c, 'Ready')?.status === 'True',
     );
@@ -183,8 +150,8 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
     );
     await sleep(300);
     await k(['apply', '-f', '-'], scope('nowhere', 'regional'));
-    await waitFor('scope/nowhere', failedFor('RenderFailed'), ns);
-    const stalled = await waitFor(
+    await waitUntil('scope/nowhere', failedFor('RenderFailed'), ns);
+    const stalled = await waitUntil(
       'scopeclass/regional-fix',
       (c) => conditionOf(c, 'Stalled')?.reason === 'RenderFailed',
     );
@@ -194,10 +161,10 @@ describe('a fixed class frees the scopes it failed; conditions follow generation
     // Generation 2 serves other scopes: `nowhere` falls to the default class and goes active,
     // and what generation 1 could not do for it is no longer said.
     await k(['apply', '-f', '-'], classYaml('regional-fix', 'regional-eu', 'web'));
-    const moved = await waitFor('scope/nowhere', (s) => s.status?.status === 'active', ns);
+    const moved = await waitUntil('scope/nowhere', (s) => s.status?.status === 'active', ns);
     expect(moved.status?.scopeClass).toBe('web-pool-default');
     expect(current(moved)).toBe(true);
-    const cls = await waitFor(
+    const cls = await waitUntil(
       'scopeclass/regional-fix',
       (c) => c.status?.observedGeneration === 2 && conditionOf(c, 'Ready')?.status === 'True',
     );

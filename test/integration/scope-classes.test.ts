@@ -12,51 +12,19 @@ import { connect, type Kube, Namespaces } from '../../src/kube/index.js';
 import { type Operator, startOperator } from '../../src/operator.js';
 import {
   installCrdsAndClasses,
-  kubectl,
   type StartedCluster,
   startCluster,
   uniqueName,
 } from '../support/cluster.js';
 import { applicationYaml, scopeYaml } from '../support/manifests.js';
 import { refusalLog } from '../support/operator-identity.js';
+import { conditionOf, kubectlViews, type View, waitFor } from '../support/resource-views.js';
 import { readUntil, sleep } from '../support/wait.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const operatorLog = refusalLog();
 /** Slow enough to see: four scopes take at least 1.5 s to reach. */
 const ROLLOUT_RATE = 2;
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-  lastTransitionTime?: string;
-}
-interface View {
-  metadata: {
-    name: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  status?: {
-    status?: string;
-    id?: number;
-    scopeClass?: string;
-    scopeClassGeneration?: number;
-    scopes?: number;
-    upToDate?: number;
-    inventory?: { kind: string; name: string; namespace?: string }[];
-    observedGeneration?: number;
-    conditions?: Condition[];
-  };
-}
-
-const conditionOf = (view: View, type: string) =>
-  view.status?.conditions?.find((c) => c.type === type);
 
 describe('scope classes', () => {
   let cluster: StartedCluster;
@@ -65,43 +33,10 @@ describe('scope classes', () => {
   let ns: string;
   let opNs: string;
 
-  const k = async (args: string[], input?: string) => {
-    const result = await kubectl(cluster, args, input !== undefined ? { input } : {});
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
-    return result.stdout;
-  };
-  const get = async (what: string, namespace?: string): Promise<View | undefined> => {
-    const result = await kubectl(cluster, [
-      'get',
-      what,
-      ...(namespace !== undefined ? ['-n', namespace] : []),
-      '-o',
-      'json',
-    ]);
-    if (result.code !== 0) {
-      if (result.stderr.includes('NotFound')) return undefined;
-      throw new Error(result.stderr);
-    }
-    return JSON.parse(result.stdout) as View;
-  };
+  const { k, get } = kubectlViews(() => cluster);
   const getScope = async (name: string) => (await get(`scope/${name}`, ns)) as View;
   const waitScope = (name: string, check: (s: View) => boolean, timeoutMs = 20_000) =>
     readUntil(`scope ${name}`, () => getScope(name), check, { timeoutMs });
-  const waitFor = async <T>(
-    what: string,
-    read: () => Promise<T>,
-    check: (value: T) => boolean,
-    timeoutMs = 20_000,
-  ): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (check(value)) return value;
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-      await sleep(100);
-    }
-  };
   const scope = (name: string, app: number, extra = '') =>
     scopeYaml(ns, name, app, { memoryGb: 2, storageGb: 10, extra });
   /** A serverless scope with these dimensions (`lane: fast`). */
