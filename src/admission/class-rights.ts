@@ -65,6 +65,8 @@ function envelope(spec: ScopeClassSpec): Templated[] {
 
 const isPlaceholder = (value: unknown) =>
   typeof value === 'string' && placeholdersOf(value).form !== 'none';
+/** `${scope.namespace}` alone: the envelope's name, which the class's own pattern makes. */
+const SCOPE_NAMESPACE_PLACEHOLDER = /^\$\{\s*scope\.namespace\s*\}$/;
 
 /**
  * The class's verdict on its author's rights. An apiVersion/kind the API server does not serve
@@ -76,11 +78,13 @@ export async function reviewClassRights(
   spec: ScopeClassSpec,
   user: ReviewedUser | undefined,
 ): Promise<Verdict> {
-  // A webhook or none class makes nothing itself.
-  if (spec.provisioner.type !== 'namespace') return ADMIT;
+  // A webhook or none class makes nothing itself, but it unmakes: serving a scope another
+  // class served, it has what that class made removed and its namespace let go of (ADR 0025,
+  // 0028), and a webhook one hands scopes to an agent of its author's choosing. So it takes
+  // the envelope's rights all the same (ADR 0029): a platform team's, not a tenant's.
   const signal = AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const templated = envelope(spec);
-  const resources = spec.resources ?? [];
+  const resources = spec.provisioner.type === 'namespace' ? (spec.resources ?? []) : [];
   let types: (ResourceType | undefined)[];
   try {
     types = await Promise.all(
@@ -118,9 +122,19 @@ export async function reviewClassRights(
     return unchecked(user, error, signal);
   }
   for (const [index, { manifest }] of resources.entries()) {
+    const path = `spec.resources[${index}].manifest`;
+    // Where a child goes is the class's to say: a scope's author (its dimensions, labels,
+    // name) must not choose it (kube-system, another team's namespace). Only the scope's own
+    // namespace may be named by a placeholder.
+    const where = (manifest as { metadata?: { namespace?: unknown } }).metadata?.namespace;
+    if (isPlaceholder(where) && !SCOPE_NAMESPACE_PLACEHOLDER.test(where as string)) {
+      return refuse(
+        'TemplateInvalid',
+        `${path}.metadata.namespace: a placeholder here may only be \${scope.namespace}: a scope's author must not choose where the class's objects go; write the namespace out, or leave it out for the scope's own`,
+      );
+    }
     const type = types[index];
     if (type === undefined) continue;
-    const path = `spec.resources[${index}].manifest`;
     const refused = kindRefusal(deps.kinds, path, type);
     if (refused !== undefined) return refuse('KindNotAllowed', refused);
     const fixed = (manifest as { metadata?: { namespace?: unknown } }).metadata?.namespace;

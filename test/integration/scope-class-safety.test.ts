@@ -18,7 +18,8 @@ import {
   uniqueName,
 } from '../support/cluster.js';
 import { applicationYaml } from '../support/manifests.js';
-import { readUntil, sleep } from '../support/wait.js';
+import { conditionOf, kubectlViews, type View, waitFor } from '../support/resource-views.js';
+import { readUntil } from '../support/wait.js';
 
 /** The operator's WARN lines and worse, as written (bounded). */
 const warnings: string[] = [];
@@ -31,36 +32,12 @@ const log = pino(
   },
 );
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
-interface View {
-  metadata: {
-    name: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  data?: Record<string, string>;
-  status?: {
-    status?: string;
-    id?: number;
-    scopeClassGeneration?: number;
-    inventory?: { kind: string; name: string; namespace?: string }[];
-    conditions?: Condition[];
-  };
-}
 interface EventView {
   reason: string;
   type: string;
   message: string;
 }
 
-const conditionOf = (view: View, type: string) =>
-  view.status?.conditions?.find((c) => c.type === type);
 const active = (s: View) => s.status?.status === 'active';
 
 describe('scope classes on a shared cluster', () => {
@@ -75,11 +52,7 @@ describe('scope classes on a shared cluster', () => {
 
   const run = (args: string[], input?: string) =>
     kubectl(cluster, args, input !== undefined ? { input } : {});
-  const k = async (args: string[], input?: string) => {
-    const result = await run(args, input);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
-    return result.stdout;
-  };
+  const { k, get } = kubectlViews(() => cluster);
   /** kubectl as a tenant: its ServiceAccount's token, no admin credentials. */
   const as = async (tenant: 'a' | 'b', args: string[], input?: string) => {
     const result = await run([...args, '--token', tenants[tenant].token, '--user', ''], input);
@@ -87,45 +60,16 @@ describe('scope classes on a shared cluster', () => {
       throw new Error(`kubectl as ${tenant} ${args.join(' ')}: ${result.stderr}`);
     return result.stdout;
   };
-  const get = async (what: string, namespace?: string): Promise<View | undefined> => {
-    const result = await run([
-      'get',
-      what,
-      ...(namespace !== undefined ? ['-n', namespace] : []),
-      '-o',
-      'json',
-    ]);
-    if (result.code !== 0) {
-      if (result.stderr.includes('NotFound')) return undefined;
-      throw new Error(result.stderr);
-    }
-    return JSON.parse(result.stdout) as View;
-  };
   const waitScope = (ns: string, name: string, check: (s: View) => boolean, timeoutMs = 20_000) =>
     readUntil(`scope ${ns}/${name}`, async () => (await get(`scope/${name}`, ns)) as View, check, {
       timeoutMs,
     });
-  const waitFor = async <T>(
-    what: string,
-    read: () => Promise<T>,
-    check: (value: T) => boolean,
-    timeoutMs = 30_000,
-  ): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (check(value)) return value;
-      if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-      }
-      await sleep(100);
-    }
-  };
   const waitGone = (what: string, ns?: string) =>
     waitFor(
       what,
       () => get(what, ns),
       (v) => v === undefined,
+      30_000,
     );
   const eventsOf = async (ns: string, name: string): Promise<EventView[]> => {
     const out = await k([
@@ -362,6 +306,36 @@ spec:
     expect(await get(`namespace/${first}`)).toBeDefined();
   });
 
+  it('a namespace a scope found taken is not its own: once the class is fixed, it goes where the class says', async () => {
+    const klass = (prefix: string) => `apiVersion: platform.nrn.dev/v1alpha1
+kind: ScopeClass
+metadata: {name: safety-taken-namespace}
+spec:
+  scope_type: web_pool
+  match: {labels: {safety: taken-namespace}}
+  namespace: {name: "${prefix}-\${scope.slug}"}
+`;
+    await k(['apply', '-f', '-'], klass('squat'));
+    // Someone's namespace of the name the class renders for the scope.
+    const squat = 'squat-lodger';
+    await k(['create', 'namespace', squat]);
+    const { a } = tenants;
+    await as('a', ['apply', '-f', '-'], scopeOf(a.ns, 'lodger', a.app, 'taken-namespace'));
+    const taken = await waitScope(a.ns, 'lodger', (s) => s.status?.status === 'failed');
+    expect(conditionOf(taken, 'Stalled')?.reason).toBe('NamespaceTaken');
+    expect(taken.status?.inventory?.some((r) => r.kind === 'Namespace') ?? false).toBe(false);
+    // The platform team fixes the pattern: the scope tries again by itself (ADR 0032) and gets
+    // the new name; the namespace it found taken is untouched.
+    await k(['apply', '-f', '-'], klass('room'));
+    const moved = await waitScope(a.ns, 'lodger', active);
+    expect(moved.status?.inventory?.find((r) => r.kind === 'Namespace')?.name).toBe('room-lodger');
+    expect((await get(`namespace/${squat}`))?.metadata.labels?.['platform.nrn.dev/scope-uid']).toBe(
+      undefined,
+    );
+    await as('a', ['delete', 'scope', 'lodger', '-n', a.ns, '--wait=true', '--timeout=30s']);
+    expect(await get(`namespace/${squat}`)).toBeDefined();
+  });
+
   it('a class whose deletion policy is orphan keeps the scope’s objects when it is deleted', async () => {
     await k(
       ['apply', '-f', '-'],
@@ -372,7 +346,7 @@ spec:
   scope_type: web_pool
   match: {labels: {safety: orphan}}
   deletion_policy: orphan
-  namespace: {name: "kept-\${scope.id}"}
+  namespace: {name: "kept-\${scope.id}", quota: {memory: true}}
 `,
     );
     const { b } = tenants;
@@ -383,6 +357,10 @@ spec:
     const kept = (await get(`namespace/${where}`)) as View;
     expect(kept.metadata.labels?.['platform.nrn.dev/orphaned-from-scope']).toBeDefined();
     expect(kept.metadata.labels?.['app.kubernetes.io/managed-by']).toBeUndefined();
+    // What was in it is let go of too: nothing is left marked as a scope's that is gone.
+    const quota = (await get('resourcequota/scope-quota', where)) as View;
+    expect(quota.metadata.labels?.['platform.nrn.dev/scope-uid']).toBeUndefined();
+    expect(quota.metadata.labels?.['platform.nrn.dev/orphaned-from-scope']).toBeDefined();
     await waitEvent(
       b.ns,
       'keeper',

@@ -128,7 +128,7 @@ describe('a Scope attaches only to an Application that grants its namespace', ()
         { timeoutMs: 30_000, intervalMs: 200 },
       );
     const notGranted =
-      "application 10 is Application team-a/shop, which does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there)";
+      "application 10 does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there)";
     const namespacesBefore = await ok(admin, ['get', 'namespaces', '-o', 'name']);
 
     // Before the application exists no webhook can judge: the tenant's scope is admitted and

@@ -170,7 +170,7 @@ describe('the review of a class author', () => {
     expect(unserved).toEqual({ allowed: true });
   });
 
-  it('no user, no review: refused; a webhook class makes nothing and asks nothing', async () => {
+  it('no user, no review: refused; a webhook class, which unmakes, takes the envelope rights', async () => {
     const r = recorder();
     expect(
       await reviewClassRights(
@@ -188,7 +188,28 @@ describe('the review of a class author', () => {
         webhook,
         undefined,
       ),
+    ).toMatchObject({ allowed: false, reason: 'AuthorUnknown' });
+    expect(
+      await reviewClassRights(
+        { mapper, reviews: r.reviews, kinds: kindAllowlist() },
+        webhook,
+        user,
+      ),
     ).toEqual({ allowed: true });
-    expect(r.asked).toEqual([]);
+    expect(r.asked.some((question) => question.resource === 'namespaces')).toBe(true);
+  });
+
+  it('a child whose namespace a scope field would choose is refused; the scope namespace may be named', async () => {
+    const r = recorder();
+    const deps = { mapper, reviews: r.reviews, kinds: kindAllowlist() };
+    const child = (namespace: string) => spec([configMap(namespace)]);
+    const chosen = await reviewClassRights(deps, child('${scope.dimensions.env}'), user);
+    expect(chosen).toMatchObject({ allowed: false, reason: 'TemplateInvalid' });
+    expect((chosen as { message: string }).message).toContain(
+      'spec.resources[0].manifest.metadata.namespace',
+    );
+    expect(await reviewClassRights(deps, child('${scope.namespace}'), user)).toEqual({
+      allowed: true,
+    });
   });
 });

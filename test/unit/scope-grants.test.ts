@@ -71,7 +71,7 @@ describe('which scopes may attach to an application', () => {
   it('the refusal names the application, its namespace and how its owners grant', () => {
     expect(attachmentRefusal(app('team-a', ['evil']), 'evil')).toBeUndefined();
     expect(attachmentRefusal(app('team-a'), 'evil')).toBe(
-      "application 10 is Application team-a/shop, which does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there)",
+      "application 10 does not grant namespace evil: a Scope attaches only to an application of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace (its owners add evil there)",
     );
   });
 
@@ -98,7 +98,7 @@ describe('the Scope admission review', () => {
       allowed: false,
       reason: 'ApplicationNotGranted',
       message: expect.stringMatching(
-        /^spec\.application_id: application 10 is Application team-a\/shop, which does not grant namespace evil: /,
+        /^spec\.application_id: application 10 does not grant namespace evil: /,
       ),
     });
   });

@@ -1048,6 +1048,9 @@ function recordOf(scopeClass: ScopeClassObject): ClassRecord {
  * is rendered, applied and recorded before any resource of the class).
  */
 function assignedNamespace(status: ScopeStatus | undefined): string | undefined {
+  // Recorded before refusals kept someone else's namespace out of the inventory: not its own.
+  const stalled = condition(status?.conditions, 'Stalled');
+  if (stalled?.status === 'True' && stalled.reason === 'NamespaceTaken') return undefined;
   return status?.inventory?.find((ref) => ref.apiVersion === 'v1' && ref.kind === 'Namespace')
     ?.name;
 }

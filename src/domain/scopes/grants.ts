@@ -18,18 +18,18 @@ export function grantsScopeNamespace(app: ApplicationObject, scopeNamespace: str
 }
 
 /**
- * Why a Scope in `scopeNamespace` may not attach to `app` (naming where the application is
- * and how its owners grant), or undefined when it may.
+ * Why a Scope in `scopeNamespace` may not attach to `app` (and how its owners grant), or
+ * undefined when it may. It does not say where the application is, nor its name: the Scope's
+ * author may be a tenant probing ids, and the facade's POST /scope tells them no more.
  */
 export function attachmentRefusal(
   app: ApplicationObject,
   scopeNamespace: string,
 ): string | undefined {
   if (grantsScopeNamespace(app, scopeNamespace)) return undefined;
-  const namespace = app.metadata.namespace ?? '';
   return (
-    `application ${app.spec?.id ?? '?'} is Application ${namespace}/${app.metadata.name}, ` +
-    `which does not grant namespace ${scopeNamespace}: a Scope attaches only to an application ` +
+    `application ${app.spec?.id ?? '?'} does not grant namespace ${scopeNamespace}: ` +
+    `a Scope attaches only to an application ` +
     `of its own namespace, or to one whose spec.scope_namespaces lists the Scope's namespace ` +
     `(its owners add ${scopeNamespace} there)`
   );

@@ -95,14 +95,16 @@ export class ClassProvisioner implements ScopeProvisioner {
     const resolution = await this.resolveAll(target, signal);
     if ('state' in resolution) return resolution;
     const resolved = resolution;
-    const inventory = mergeInventory(target.inventory, resolved);
     const namespace = resolved.find((r) => r.child.entry === 'namespace');
     let made = false;
     if (namespace !== undefined) {
       const outcome = await this.ensureNamespace(target, namespace, signal);
       if (outcome === 'made') made = true;
-      else if (outcome !== 'ours') return { ...outcome, inventory };
+      // Someone else's namespace never goes on record: the first one there is the scope's for
+      // good (ADR 0028), and a class fixed later must be free to render another name.
+      else if (outcome !== 'ours') return { ...outcome, inventory: target.inventory };
     }
+    const inventory = mergeInventory(target.inventory, resolved);
     const stale = resolved.filter((r) => !(made && r === namespace) && !this.upToDate(r));
     // The namespace first (the others live in it), then the rest side by side.
     const first = stale[0] === namespace && namespace !== undefined ? [namespace] : [];
@@ -114,21 +116,23 @@ export class ClassProvisioner implements ScopeProvisioner {
             : this.applyOwned(target, r, made ? namespace?.ref.name : undefined, signal),
         ),
       );
+      // What is someone else's never goes on record, so nothing of this scope's deletes it.
+      const taken = new Set<string>();
+      let failure: Failed | undefined;
       for (const [index, result] of results.entries()) {
-        if (result.status === 'rejected') {
-          return { ...refusedBy(result.reason, batch[index] as Resolved), inventory };
+        const r = batch[index] as Resolved;
+        if (result.status === 'rejected') failure ??= refusedBy(result.reason, r);
+        else if (result.value !== undefined) {
+          taken.add(refKey(r.ref));
+          failure ??= result.value;
         }
-        // Someone else's: not in the inventory, so nothing of this scope's ever deletes it.
-        if (result.value !== undefined) {
-          const taken = refKey((batch[index] as Resolved).ref);
-          return {
-            ...result.value,
-            inventory: inventory.filter(
-              (ref) =>
-                refKey(ref) !== taken || target.inventory.some((known) => refKey(known) === taken),
-            ),
-          };
-        }
+      }
+      if (failure !== undefined) {
+        const known = new Set(target.inventory.map(refKey));
+        return {
+          ...failure,
+          inventory: inventory.filter((ref) => !taken.has(refKey(ref)) || known.has(refKey(ref))),
+        };
       }
     }
     const desired = new Set(resolved.map((r) => refKey(r.ref)));
@@ -186,13 +190,14 @@ export class ClassProvisioner implements ScopeProvisioner {
       const ref = { apiVersion: 'v1', kind: 'Namespace', name: scopeNamespaceName(target.id) };
       refs.set(refKey(ref), ref);
     }
-    // What lives in a namespace being removed (or let go of) goes with it: one request
-    // instead of many.
+    // What lives in a namespace being removed goes with it: one request instead of many.
     const namespaces = new Set(
       [...refs.values()].filter((ref) => ref.kind === 'Namespace').map((ref) => ref.name),
     );
+    // Orphaned (the class's deletion policy), every object is unmarked, the namespace's too.
     const outside = [...refs.values()].filter(
-      (ref) => ref.namespace === undefined || !namespaces.has(ref.namespace),
+      (ref) =>
+        removal === 'orphan' || ref.namespace === undefined || !namespaces.has(ref.namespace),
     );
     // Namespaces last: a cluster-scoped child may be what something in them needs.
     outside.sort((a, b) => Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'));
