@@ -6,7 +6,7 @@
 // range, its condition and step. Sizes of lists, maps and strings come from the caller (a CRD's
 // maxItems, maxProperties, maxLength), through `SizeOracle`; the Kubernetes library's functions
 // cost what its library/cost.go says. What cel-go knows from the types its checker inferred is
-// guessed here from the tree: see docs/adr/0003 for what is approximated.
+// guessed here from the tree: see docs/adr/0003-local-control-plane-api.md for what is approximated.
 import { parse } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 
