@@ -484,6 +484,12 @@ spec:
       (n) => n.metadata.labels?.['platform.nrn.dev/orphaned-from-scope'] !== undefined,
     );
     expect(orphaned.metadata.labels?.['platform.nrn.dev/scope-uid']).toBeUndefined();
+    // What the operator made in it is deleted one by one; the namespace and the rest stay.
+    await waitFor(
+      'the quota in it deleted',
+      () => get('resourcequota/scope-quota', envelope),
+      (q) => q === undefined,
+    );
 
     // The class gone, the default one serves the scope again and takes its envelope back.
     await k(['delete', 'scopeclass', 'moving-outside']);

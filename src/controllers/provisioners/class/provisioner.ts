@@ -194,10 +194,11 @@ export class ClassProvisioner implements ScopeProvisioner {
     const namespaces = new Set(
       [...refs.values()].filter((ref) => ref.kind === 'Namespace').map((ref) => ref.name),
     );
-    // Orphaned (the class's deletion policy), every object is unmarked, the namespace's too.
+    // A namespace kept (a class change) or orphaned (the deletion policy) takes nothing along:
+    // what the operator made in it is deleted, or let go of, one by one.
     const outside = [...refs.values()].filter(
       (ref) =>
-        removal === 'orphan' || ref.namespace === undefined || !namespaces.has(ref.namespace),
+        removal !== 'delete' || ref.namespace === undefined || !namespaces.has(ref.namespace),
     );
     // Namespaces last: a cluster-scoped child may be what something in them needs.
     outside.sort((a, b) => Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'));
