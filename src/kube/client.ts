@@ -537,7 +537,8 @@ function issuesOf(root: string, error: z.ZodError): string[] {
   });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array): what a response body or a field must be. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

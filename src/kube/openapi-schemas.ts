@@ -3,6 +3,8 @@
 // plane serve them), fetched once, cached with a bound on count and age, and indexed by the
 // `x-kubernetes-group-version-kind` of each definition. For checks of manifests the operator
 // does not know in advance (a ScopeClass's resources, ADR 0031).
+
+import { isRecord } from './client.js';
 import type { DiscoveryTransport } from './rest-mapper.js';
 
 export type OpenApiSchema = Record<string, unknown>;
@@ -147,8 +149,4 @@ function indexed(body: unknown, group: string, version: string, fetchedAt: numbe
     }
   }
   return { components, kinds, fetchedAt };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@
 // serviceaccounts/<name>/token, what `kubectl create token` sends), for a process that must act
 // as that account. A subresource that answers another kind (authentication.k8s.io/v1
 // TokenRequest), so it bypasses the typed client's envelope checks, as reviews do.
+import { isRecord } from './client.js';
 import type { Transport } from './transport.js';
 
 export interface ServiceAccountToken {
@@ -57,8 +58,4 @@ export function tokenRequestsOver(transport: Transport): TokenRequests {
       return { token: status.token, expires };
     },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
