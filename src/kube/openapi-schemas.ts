@@ -3,7 +3,6 @@
 // plane serve them), fetched once, cached with a bound on count and age, and indexed by the
 // `x-kubernetes-group-version-kind` of each definition. For checks of manifests the operator
 // does not know in advance (a ScopeClass's resources, ADR 0031).
-
 import { isRecord } from './client.js';
 import type { DiscoveryTransport } from './rest-mapper.js';
 
